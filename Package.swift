@@ -1,0 +1,58 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+  name: "Shoal",
+  products: [
+    .library(name: "Shoal", targets: ["Shoal"]),
+    .library(name: "ShoalStorage", targets: ["ShoalStorage"]),
+    .executable(name: "shoal", targets: ["shoal"]),
+    .executable(name: "shoal-stress", targets: ["shoal-stress"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+  ],
+  targets: [
+    .systemLibrary(
+      name: "CLZ4",
+      path: "Sources/CLZ4",
+      pkgConfig: "liblz4",
+      providers: [.apt(["liblz4-dev"])]
+    ),
+    .target(name: "CShoalSystem", path: "Sources/CShoalSystem"),
+    .target(
+      name: "ShoalStorage",
+      dependencies: [
+        "CLZ4", "CShoalSystem",
+        .product(name: "SystemPackage", package: "swift-system"),
+      ],
+      path: "Sources/ShoalStorage"
+    ),
+    .target(name: "Shoal", dependencies: ["ShoalStorage"], path: "Sources/Shoal"),
+    // Power-loss and corruption trials, shared by shoal-stress and the tests.
+    .target(name: "ShoalTrials", dependencies: ["ShoalStorage"], path: "Sources/ShoalTrials"),
+    .executableTarget(
+      name: "shoal",
+      dependencies: [
+        "ShoalStorage",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Tools/shoal"
+    ),
+    .executableTarget(
+      name: "shoal-stress",
+      dependencies: [
+        "ShoalStorage", "ShoalTrials",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "Tools/shoal-stress"
+    ),
+    .testTarget(
+      name: "ShoalStorageTests",
+      dependencies: ["ShoalStorage", "ShoalTrials"],
+      path: "Tests/ShoalStorageTests"
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

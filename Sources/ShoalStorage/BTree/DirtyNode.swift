@@ -1,0 +1,253 @@
+/// A value held by a node a write transaction is changing.
+enum LeafValue {
+  /// Small value stored in the leaf.
+  case inline([UInt8])
+  /// Large value already stored as a blob.
+  case blob(BlockPointer)
+  /// Large value to be written as a blob at commit.
+  case pending([UInt8])
+
+  /// Bytes the value takes in a leaf entry after the tag.
+  var encodedSize: Int {
+    switch self {
+    case .inline(let v): return v.count
+    case .blob, .pending: return BlockPointer.encodedSize
+    }
+  }
+}
+
+/// A child of a branch in a write transaction: still the committed block, or a node copied
+/// for change.
+enum ChildSlot {
+  case clean(BlockPointer, UInt64)
+  case dirty(DirtyNode)
+
+  var count: UInt64 {
+    switch self {
+    case .clean(_, let c): return c
+    case .dirty(let n): return n.subtreeCount
+    }
+  }
+}
+
+/// A node copied (or created) by a write transaction. Owned by that transaction only;
+/// written as a new block at commit.
+final class DirtyNode {
+  static let maximumSize = 8192
+  static let minimumSize = maximumSize / 4
+
+  let isLeaf: Bool
+  /// Leaf: entry keys. Branch: key 0 is empty, key i the smallest key of child i.
+  var keys: [[UInt8]]
+  var values: [LeafValue]
+  var children: [ChildSlot]
+  /// Bytes of the encoded node.
+  private(set) var byteSize: Int
+  var subtreeCount: UInt64
+
+  init(leafKeys: [[UInt8]], values: [LeafValue]) {
+    isLeaf = true
+    keys = leafKeys
+    self.values = values
+    children = []
+    byteSize = 0
+    subtreeCount = UInt64(leafKeys.count)
+    recomputeSize()
+  }
+
+  init(branchKeys: [[UInt8]], children: [ChildSlot]) {
+    isLeaf = false
+    keys = branchKeys
+    values = []
+    self.children = children
+    byteSize = 0
+    subtreeCount = children.reduce(0) { $0 + $1.count }
+    recomputeSize()
+  }
+
+  convenience init(_ image: NodeImage) {
+    if image.isLeaf {
+      var keys: [[UInt8]] = []
+      var values: [LeafValue] = []
+      keys.reserveCapacity(image.count)
+      values.reserveCapacity(image.count)
+      image.bytes.withUnsafeBytes { p in
+        for i in 0..<image.count {
+          keys.append(Array(image.key(p, i)))
+          switch image.value(p, i) {
+          case .inline(let v): values.append(.inline(Array(v)))
+          case .blob(let b): values.append(.blob(b))
+          }
+        }
+      }
+      self.init(leafKeys: keys, values: values)
+    } else {
+      var keys: [[UInt8]] = []
+      var children: [ChildSlot] = []
+      image.bytes.withUnsafeBytes { p in
+        for i in 0..<image.count {
+          keys.append(i == 0 ? [] : Array(image.key(p, i)))
+          let (pointer, count) = image.child(p, i)
+          children.append(.clean(pointer, count))
+        }
+      }
+      self.init(branchKeys: keys, children: children)
+    }
+  }
+
+  var count: Int { keys.count }
+
+  static func leafEntrySize(key: Int, value: Int) -> Int { 4 + 2 + key + 1 + value }
+  static func branchEntrySize(key: Int) -> Int { 4 + BlockPointer.encodedSize + 8 + 2 + key }
+
+  func entrySize(_ i: Int) -> Int {
+    isLeaf
+      ? DirtyNode.leafEntrySize(key: keys[i].count, value: values[i].encodedSize)
+      : DirtyNode.branchEntrySize(key: i == 0 ? 0 : keys[i].count)
+  }
+
+  func recomputeSize() {
+    var size = NodeImage.headerSize + 4
+    for i in 0..<keys.count { size += entrySize(i) }
+    byteSize = size
+  }
+
+  // MARK: Leaf edits
+
+  func lowerBound(_ key: [UInt8]) -> (Int, Bool) {
+    var lo = 0
+    var hi = keys.count
+    while lo < hi {
+      let mid = (lo + hi) >> 1
+      if compareBytes(keys[mid], key) < 0 { lo = mid + 1 } else { hi = mid }
+    }
+    return (lo, lo < keys.count && compareBytes(keys[lo], key) == 0)
+  }
+
+  func childIndex(_ key: [UInt8]) -> Int {
+    var lo = 1
+    var hi = keys.count
+    while lo < hi {
+      let mid = (lo + hi) >> 1
+      if compareBytes(keys[mid], key) <= 0 { lo = mid + 1 } else { hi = mid }
+    }
+    return lo - 1
+  }
+
+  func insertLeaf(_ key: [UInt8], _ value: LeafValue, at i: Int) {
+    keys.insert(key, at: i)
+    values.insert(value, at: i)
+    byteSize += DirtyNode.leafEntrySize(key: key.count, value: value.encodedSize)
+    subtreeCount += 1
+  }
+
+  func replaceValue(at i: Int, with value: LeafValue) {
+    byteSize += value.encodedSize - values[i].encodedSize
+    values[i] = value
+  }
+
+  func removeLeaf(at i: Int) -> LeafValue {
+    byteSize -= entrySize(i)
+    keys.remove(at: i)
+    subtreeCount -= 1
+    return values.remove(at: i)
+  }
+
+  // MARK: Branch edits
+
+  func insertChild(_ child: ChildSlot, separator: [UInt8], at i: Int) {
+    keys.insert(separator, at: i)
+    children.insert(child, at: i)
+    byteSize += DirtyNode.branchEntrySize(key: separator.count)
+  }
+
+  /// Splits off the upper part of this node; returns the separator (smallest key of the new
+  /// right node) and the right node. `appending` (a sequential insert at the end) leaves the
+  /// left node nearly full, as bulk loads in key order want.
+  func split(appending: Bool) -> ([UInt8], DirtyNode) {
+    let target = appending ? byteSize * 9 / 10 : byteSize / 2
+    var size = NodeImage.headerSize + 4
+    var at = 1
+    for i in 0..<keys.count {
+      size += entrySize(i)
+      if size >= target {
+        at = i + 1
+        break
+      }
+    }
+    at = max(1, min(at, keys.count - 1))
+    let separator = keys[at]
+    let right: DirtyNode
+    if isLeaf {
+      right = DirtyNode(leafKeys: Array(keys[at...]), values: Array(values[at...]))
+      keys.removeSubrange(at...)
+      values.removeSubrange(at...)
+    } else {
+      var rightKeys = Array(keys[at...])
+      rightKeys[0] = []
+      right = DirtyNode(branchKeys: rightKeys, children: Array(children[at...]))
+      keys.removeSubrange(at...)
+      children.removeSubrange(at...)
+    }
+    subtreeCount -= right.subtreeCount
+    recomputeSize()
+    return (separator, right)
+  }
+
+  /// Appends all entries of `right` (the next sibling) to this node. `separator` is the
+  /// parent's key for `right`.
+  func absorb(_ right: DirtyNode, separator: [UInt8]) {
+    if isLeaf {
+      keys += right.keys
+      values += right.values
+    } else {
+      var rightKeys = right.keys
+      rightKeys[0] = separator
+      keys += rightKeys
+      children += right.children
+    }
+    subtreeCount += right.subtreeCount
+    recomputeSize()
+  }
+
+  /// The encoded node. Requires every child to be clean and every value inline or a blob.
+  func encode() -> [UInt8] {
+    var w = ByteWriter(capacity: byteSize)
+    w.u8(isLeaf ? NodeImage.leafKind : NodeImage.branchKind)
+    w.u8(0)
+    w.u16(0)
+    w.u32(UInt32(keys.count))
+    var offset = NodeImage.headerSize + 4 * (keys.count + 1)
+    for i in 0..<keys.count {
+      w.u32(UInt32(offset))
+      offset += entrySize(i) - 4
+    }
+    w.u32(UInt32(offset))
+    for i in 0..<keys.count {
+      if isLeaf {
+        w.u16(UInt16(keys[i].count))
+        w.append(keys[i])
+        switch values[i] {
+        case .inline(let v):
+          w.u8(0)
+          w.append(v)
+        case .blob(let b):
+          w.u8(1)
+          b.encode(into: &w)
+        case .pending:
+          preconditionFailure("pending blobs are written before their leaf is encoded")
+        }
+      } else {
+        guard case .clean(let pointer, let count) = children[i] else {
+          preconditionFailure("dirty children are written before their parent is encoded")
+        }
+        pointer.encode(into: &w)
+        w.u64(count)
+        let key = i == 0 ? [] : keys[i]
+        w.u16(UInt16(key.count))
+        w.append(key)
+      }
+    }
+    return w.bytes
+  }
+}

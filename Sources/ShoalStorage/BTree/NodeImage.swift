@@ -1,0 +1,170 @@
+/// A decompressed, validated B+tree node as stored: read in place, never decoded entry by
+/// entry, shared by every reader through the node cache, and never modified.
+///
+/// Layout: `kind:u8, 3 reserved bytes, count:u32`, then `count + 1` entry offsets (u32, the
+/// last one is the end), then the entries.
+/// - leaf entry: `keyLength:u16, key, tag:u8, value` (tag 0: the value runs to the entry's
+///   end; tag 1: a 33-byte `BlockPointer` to a blob holding the value).
+/// - branch entry: `child:BlockPointer, subtreeCount:u64, keyLength:u16, key`; entry 0 has an
+///   empty key, entry i > 0 holds the smallest key of child i.
+final class NodeImage: Sendable {
+  static let leafKind: UInt8 = 1
+  static let branchKind: UInt8 = 2
+  static let headerSize = 8
+
+  let bytes: [UInt8]
+  let isLeaf: Bool
+  let count: Int
+
+  /// Validates the structure so that later accessors can never read out of bounds.
+  /// Returns nil with `reason` describing the first problem.
+  init?(bytes: [UInt8], reason: inout String) {
+    self.bytes = bytes
+    let n = bytes.count
+    guard n >= NodeImage.headerSize + 4 else {
+      reason = "node of \(n) bytes is too short"
+      return nil
+    }
+    let kind = bytes[0]
+    guard kind == NodeImage.leafKind || kind == NodeImage.branchKind else {
+      reason = "unknown node kind \(kind)"
+      return nil
+    }
+    isLeaf = kind == NodeImage.leafKind
+    let c = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))) }
+    count = c
+    guard c >= 1, NodeImage.headerSize + 4 * (c + 1) <= n else {
+      reason = "node entry count \(c) does not fit in \(n) bytes"
+      return nil
+    }
+    let leaf = isLeaf
+    let problem: String? = bytes.withUnsafeBytes { p -> String? in
+      var previous = NodeImage.headerSize + 4 * (c + 1)
+      for i in 0...c {
+        let o = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: NodeImage.headerSize + 4 * i, as: UInt32.self)))
+        if i == 0 ? o != previous : o < previous { return "entry offset \(i) is out of order" }
+        if o > n { return "entry offset \(i) points past the node" }
+        if i > 0 {
+          let start = previous
+          let length = o - start
+          if leaf {
+            guard length >= 3 else { return "leaf entry \(i - 1) is too short" }
+            let keyLength = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+            guard 2 + keyLength + 1 <= length else { return "leaf entry \(i - 1) key overruns it" }
+            let tag = p[start + 2 + keyLength]
+            if tag == 1 {
+              guard length == 3 + keyLength + BlockPointer.encodedSize,
+                BlockPointer.decode(p, at: start + 3 + keyLength) != nil
+              else { return "leaf entry \(i - 1) has a bad blob pointer" }
+            } else if tag != 0 {
+              return "leaf entry \(i - 1) has unknown value tag \(tag)"
+            }
+          } else {
+            guard length >= BlockPointer.encodedSize + 10 else { return "branch entry \(i - 1) is too short" }
+            let keyLength = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start + BlockPointer.encodedSize + 8, as: UInt16.self)))
+            guard length == BlockPointer.encodedSize + 10 + keyLength else { return "branch entry \(i - 1) has a bad key length" }
+            guard BlockPointer.decode(p, at: start) != nil else { return "branch entry \(i - 1) has a bad child pointer" }
+          }
+        }
+        previous = o
+      }
+      return previous == n ? nil : "node has trailing bytes"
+    }
+    if let problem {
+      reason = problem
+      return nil
+    }
+  }
+
+  @inline(__always) private static func offset(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int {
+    Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: headerSize + 4 * i, as: UInt32.self)))
+  }
+
+  /// The key of entry `i` as a slice of `p` (the node's bytes).
+  @inline(__always) func key(_ p: UnsafeRawBufferPointer, _ i: Int) -> UnsafeRawBufferPointer {
+    let start = NodeImage.offset(p, i)
+    if isLeaf {
+      let k = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+      return UnsafeRawBufferPointer(rebasing: p[(start + 2)..<(start + 2 + k)])
+    }
+    let base = start + BlockPointer.encodedSize + 8
+    let k = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: base, as: UInt16.self)))
+    return UnsafeRawBufferPointer(rebasing: p[(base + 2)..<(base + 2 + k)])
+  }
+
+  func key(at i: Int) -> [UInt8] { bytes.withUnsafeBytes { Array(key($0, i)) } }
+
+  /// Leaf: the stored value of entry `i`.
+  @inline(__always) func value(_ p: UnsafeRawBufferPointer, _ i: Int) -> StoredValue {
+    let start = NodeImage.offset(p, i)
+    let end = NodeImage.offset(p, i + 1)
+    let k = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start, as: UInt16.self)))
+    let tagAt = start + 2 + k
+    if p[tagAt] == 1 {
+      // Validated in init: the pointer decodes.
+      return .blob(BlockPointer.decode(p, at: tagAt + 1) ?? .null)
+    }
+    return .inline(UnsafeRawBufferPointer(rebasing: p[(tagAt + 1)..<end]))
+  }
+
+  /// Branch: child pointer and subtree entry count of entry `i`.
+  @inline(__always) func child(_ p: UnsafeRawBufferPointer, _ i: Int) -> (BlockPointer, UInt64) {
+    let start = NodeImage.offset(p, i)
+    let pointer = BlockPointer.decode(p, at: start) ?? .null  // validated in init
+    let count = UInt64(littleEndian: p.loadUnaligned(fromByteOffset: start + BlockPointer.encodedSize, as: UInt64.self))
+    return (pointer, count)
+  }
+
+  func child(at i: Int) -> (BlockPointer, UInt64) { bytes.withUnsafeBytes { child($0, i) } }
+
+  /// Leaf: index of the first entry whose key is >= `key`, and whether it is equal.
+  func lowerBound(_ key: UnsafeRawBufferPointer) -> (Int, Bool) {
+    bytes.withUnsafeBytes { p in
+      var lo = 0
+      var hi = count
+      while lo < hi {
+        let mid = (lo + hi) >> 1
+        if compareBytes(self.key(p, mid), key) < 0 { lo = mid + 1 } else { hi = mid }
+      }
+      return (lo, lo < count && compareBytes(self.key(p, lo), key) == 0)
+    }
+  }
+
+  /// Branch: index of the child whose range holds `key`.
+  func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
+    bytes.withUnsafeBytes { p in
+      // Number of separators (entries 1..<count) that are <= key.
+      var lo = 1
+      var hi = count
+      while lo < hi {
+        let mid = (lo + hi) >> 1
+        if compareBytes(self.key(p, mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+      }
+      return lo - 1
+    }
+  }
+
+  /// Leaf: the entry's value as a `LeafValue` owned by a dirty node.
+  func leafValue(at i: Int) -> LeafValue {
+    bytes.withUnsafeBytes { p in
+      switch value(p, i) {
+      case .inline(let v): return .inline(Array(v))
+      case .blob(let b): return .blob(b)
+      }
+    }
+  }
+
+  /// Total blob bytes and blob pointers referenced by this leaf.
+  func blobs() -> [BlockPointer] {
+    guard isLeaf else { return [] }
+    return bytes.withUnsafeBytes { p in
+      (0..<count).compactMap { i in if case .blob(let b) = value(p, i) { return b } else { return nil } }
+    }
+  }
+}
+
+/// A value as found in a node image.
+enum StoredValue {
+  case inline(UnsafeRawBufferPointer)
+  case blob(BlockPointer)
+}

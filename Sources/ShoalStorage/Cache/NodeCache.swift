@@ -1,0 +1,83 @@
+import Synchronization
+
+/// A bounded cache of decompressed, validated nodes shared by every transaction of a store.
+///
+/// Keyed by a block's offset and checksum: a block is never modified in place, and space
+/// that is reused holds a block with another checksum, so an entry can never be stale.
+/// Eviction is CLOCK (second chance) over a byte budget.
+final class NodeCache: Sendable {
+  struct Key: Hashable {
+    let offset: UInt64
+    let checksum: UInt64
+  }
+
+  private struct Slot {
+    var key: Key
+    var node: NodeImage?
+    var referenced: Bool
+  }
+
+  private struct State {
+    var index: [Key: Int] = [:]
+    var slots: [Slot] = []
+    var freeSlots: [Int] = []
+    var hand = 0
+    var bytes = 0
+    var hits: UInt64 = 0
+    var misses: UInt64 = 0
+  }
+
+  /// Budget in bytes of decompressed nodes.
+  let capacity: Int
+  private let state = Mutex(State())
+
+  init(capacity: Int) { self.capacity = max(0, capacity) }
+
+  func get(_ key: Key) -> NodeImage? {
+    state.withLock { s in
+      guard let i = s.index[key] else {
+        s.misses += 1
+        return nil
+      }
+      s.hits += 1
+      s.slots[i].referenced = true
+      return s.slots[i].node
+    }
+  }
+
+  func insert(_ key: Key, _ node: NodeImage) {
+    let size = node.bytes.count + 64
+    guard size <= capacity else { return }
+    state.withLock { s in
+      guard s.index[key] == nil else { return }
+      while s.bytes + size > capacity, !s.index.isEmpty {
+        if s.hand >= s.slots.count { s.hand = 0 }
+        if let node = s.slots[s.hand].node {
+          if s.slots[s.hand].referenced {
+            s.slots[s.hand].referenced = false
+          } else {
+            s.bytes -= node.bytes.count + 64
+            s.index[s.slots[s.hand].key] = nil
+            s.slots[s.hand].node = nil
+            s.freeSlots.append(s.hand)
+          }
+        }
+        s.hand += 1
+      }
+      let slot = Slot(key: key, node: node, referenced: false)
+      if let i = s.freeSlots.popLast() {
+        s.slots[i] = slot
+        s.index[key] = i
+      } else {
+        s.slots.append(slot)
+        s.index[key] = s.slots.count - 1
+      }
+      s.bytes += size
+    }
+  }
+
+  /// Bytes held, entries, hits and misses.
+  var statistics: (bytes: Int, entries: Int, hits: UInt64, misses: UInt64) {
+    state.withLock { ($0.bytes, $0.index.count, $0.hits, $0.misses) }
+  }
+}

@@ -1,0 +1,83 @@
+/// Reads and verifies blocks: bounds, checksum, decompression; nodes go through the cache.
+struct BlockReader: Sendable {
+  let file: StorageFile
+  let cache: NodeCache
+
+  var path: String { file.path }
+
+  /// The verified, decompressed bytes of the block at `pointer`, which must lie below
+  /// `limit` (the snapshot's end of allocated space).
+  func read(_ pointer: BlockPointer, limit: UInt64) throws -> [UInt8] {
+    let offset = pointer.offset
+    func corrupt(_ reason: String) -> StorageError { .corrupt(path: path, offset: offset, reason: reason) }
+    guard offset >= FileLayout.dataStart, offset % FileLayout.granule == 0 else {
+      throw corrupt("a block pointer names offset \(offset), outside the data area")
+    }
+    let stored = UInt64(pointer.storedLength)
+    guard stored > 0, offset + stored <= limit else {
+      throw corrupt("a block of \(stored) bytes at \(offset) runs past the allocated end \(limit)")
+    }
+    guard Int(pointer.rawLength) <= StorageLimits.maximumValueSize + 65536 else {
+      throw corrupt("a block claims an impossible length of \(pointer.rawLength) bytes")
+    }
+    if pointer.codec == .raw, pointer.storedLength != pointer.rawLength {
+      throw corrupt("a raw block's stored and raw lengths differ")
+    }
+    let bytes = try file.read(count: Int(stored), at: offset)
+    guard bytes.count == Int(stored) else {
+      throw corrupt("the file ends inside a block (needs \(stored) bytes, has \(bytes.count))")
+    }
+    let sum = bytes.withUnsafeBytes { Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: pointer.birth)) }
+    guard sum == pointer.checksum else { throw corrupt("checksum mismatch") }
+    if pointer.codec == .raw { return bytes }
+    guard let raw = bytes.withUnsafeBytes({ BlockCodec.decode($0, codec: pointer.codec, rawLength: Int(pointer.rawLength)) }) else {
+      throw corrupt("the block does not decompress to \(pointer.rawLength) bytes")
+    }
+    return raw
+  }
+
+  /// The node at `pointer`, from the cache or read, verified and validated.
+  func node(_ pointer: BlockPointer, limit: UInt64) throws -> NodeImage {
+    let key = NodeCache.Key(offset: pointer.offset, checksum: pointer.checksum)
+    if let node = cache.get(key) { return node }
+    let bytes = try read(pointer, limit: limit)
+    var reason = ""
+    guard let node = NodeImage(bytes: bytes, reason: &reason) else {
+      throw StorageError.corrupt(path: path, offset: pointer.offset, reason: reason)
+    }
+    cache.insert(key, node)
+    return node
+  }
+}
+
+/// Collects a commit's block writes and issues them as few, large, positional writes.
+struct WriteBatch {
+  private var pending: [(offset: UInt64, bytes: [UInt8])] = []
+  private var bytes = 0
+  static let flushThreshold = 4 << 20
+
+  mutating func add(_ data: [UInt8], at offset: UInt64, to file: StorageFile) throws {
+    pending.append((offset, data))
+    bytes += data.count
+    if bytes >= WriteBatch.flushThreshold { try flush(to: file) }
+  }
+
+  mutating func flush(to file: StorageFile) throws {
+    guard !pending.isEmpty else { return }
+    pending.sort { $0.offset < $1.offset }
+    var run: [UInt8] = []
+    var runStart: UInt64 = 0
+    for (offset, data) in pending {
+      if !run.isEmpty, runStart + UInt64(run.count) == offset {
+        run += data
+      } else {
+        if !run.isEmpty { try file.write(run, at: runStart) }
+        run = data
+        runStart = offset
+      }
+    }
+    if !run.isEmpty { try file.write(run, at: runStart) }
+    pending.removeAll(keepingCapacity: true)
+    bytes = 0
+  }
+}

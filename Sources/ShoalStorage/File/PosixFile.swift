@@ -1,0 +1,93 @@
+import SystemPackage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// A real file, through swift-system's `FileDescriptor` (pread/pwrite) and fdatasync.
+public final class PosixFile: StorageFile {
+  public let path: String
+  let descriptor: FileDescriptor
+
+  /// Opens (and, when `create` is true, creates) the file at `path`.
+  ///
+  /// Directories, missing files and permission problems are reported as the matching
+  /// `StorageError` case.
+  public init(path: String, create: Bool, readOnly: Bool, permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]) throws {
+    self.path = path
+    var options: FileDescriptor.OpenOptions = [.closeOnExec]
+    if create && !readOnly { options.insert(.create) }
+    do {
+      descriptor = try FileDescriptor.open(
+        FilePath(path), readOnly ? .readOnly : .readWrite, options: options,
+        permissions: create ? permissions : nil)
+    } catch let errno as Errno {
+      throw PosixFile.map(errno, path: path, operation: readOnly ? "open" : "open for writing")
+    }
+    var info = stat()
+    if fstat(descriptor.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+      try? descriptor.close()
+      throw StorageError.isDirectory(path: path)
+    }
+  }
+
+  deinit { try? descriptor.close() }
+
+  static func map(_ errno: Errno, path: String, operation: String) -> StorageError {
+    switch errno {
+    case .noSuchFileOrDirectory: return .fileNotFound(path: path)
+    case .permissionDenied, .notPermitted, .readOnlyFileSystem:
+      return .permissionDenied(path: path, operation: operation)
+    case .isDirectory: return .isDirectory(path: path)
+    default: return .io(path: path, operation: operation, errno: errno.rawValue, message: errno.description)
+    }
+  }
+
+  public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+    var total = 0
+    while total < buffer.count {
+      let n: Int
+      do {
+        n = try descriptor.read(
+          fromAbsoluteOffset: Int64(offset) + Int64(total),
+          into: UnsafeMutableRawBufferPointer(rebasing: buffer[total...]),
+          retryOnInterrupt: true)
+      } catch let errno as Errno {
+        throw PosixFile.map(errno, path: path, operation: "read")
+      }
+      if n == 0 { break }
+      total += n
+    }
+    return total
+  }
+
+  public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+    do {
+      _ = try descriptor.writeAll(toAbsoluteOffset: Int64(offset), bytes)
+    } catch let errno as Errno {
+      throw PosixFile.map(errno, path: path, operation: "write")
+    }
+  }
+
+  public func sync() throws {
+    if fdatasync(descriptor.rawValue) != 0 {
+      throw PosixFile.map(Errno(rawValue: errno), path: path, operation: "fdatasync")
+    }
+  }
+
+  public func size() throws -> UInt64 {
+    var info = stat()
+    guard fstat(descriptor.rawValue, &info) == 0 else {
+      throw PosixFile.map(Errno(rawValue: errno), path: path, operation: "stat")
+    }
+    return UInt64(info.st_size)
+  }
+
+  public func truncate(to size: UInt64) throws {
+    if ftruncate(descriptor.rawValue, off_t(size)) != 0 {
+      throw PosixFile.map(Errno(rawValue: errno), path: path, operation: "truncate")
+    }
+  }
+}

@@ -1,0 +1,116 @@
+/// What a change did to one key.
+public enum ChangeKind: UInt8, Sendable, CustomStringConvertible {
+  case insert = 1
+  case update = 2
+  case delete = 3
+
+  public var description: String {
+    switch self {
+    case .insert: return "insert"
+    case .update: return "update"
+    case .delete: return "delete"
+    }
+  }
+}
+
+/// One key's change in a commit. `payload` is the caller's opaque bytes (the object layer
+/// stores changed-property masks); several changes of one key in a transaction OR their
+/// payloads together.
+public struct KeyChange: Sendable, Equatable {
+  public var kind: ChangeKind
+  public var key: [UInt8]
+  public var payload: [UInt8]
+
+  public init(kind: ChangeKind, key: [UInt8], payload: [UInt8] = []) {
+    self.kind = kind
+    self.key = key
+    self.payload = payload
+  }
+}
+
+/// The changes of one commit to one keyspace, sorted by key.
+public struct KeyspaceChanges: Sendable, Equatable {
+  public var keyspace: String
+  /// The keyspace was created in this commit.
+  public var created: Bool
+  /// Every entry that existed before the commit was removed (`clear`), before `changes`.
+  public var cleared: Bool
+  /// The keyspace was dropped.
+  public var dropped: Bool
+  public var changes: [KeyChange]
+}
+
+/// The change record of one commit: which keys of which keyspaces it inserted, updated or
+/// deleted. Read with `Store.changes(from:to:)`; kept while some pin may still need it.
+public struct ChangeRecord: Sendable, Equatable {
+  public var version: UInt64
+  public var keyspaces: [KeyspaceChanges]
+
+  func encode() -> [UInt8] {
+    var w = ByteWriter(capacity: 64)
+    w.varint(version)
+    w.varint(UInt64(keyspaces.count))
+    for ks in keyspaces {
+      w.lengthPrefixed(Array(ks.keyspace.utf8))
+      w.u8((ks.created ? 1 : 0) | (ks.cleared ? 2 : 0) | (ks.dropped ? 4 : 0))
+      w.varint(UInt64(ks.changes.count))
+      var previous: [UInt8] = []
+      for c in ks.changes {
+        // Keys are sorted: store the length shared with the previous key, then the rest.
+        var shared = 0
+        let limit = min(previous.count, c.key.count)
+        while shared < limit, previous[shared] == c.key[shared] { shared += 1 }
+        w.u8(c.kind.rawValue)
+        w.varint(UInt64(shared))
+        w.lengthPrefixed(c.key[shared...])
+        w.lengthPrefixed(c.payload)
+        previous = c.key
+      }
+    }
+    return w.bytes
+  }
+
+  static func decode(_ bytes: [UInt8]) -> ChangeRecord? {
+    var r = ByteReader(bytes)
+    guard let version = r.varint(), let n = r.varint(), n <= UInt64(bytes.count) else { return nil }
+    var keyspaces: [KeyspaceChanges] = []
+    for _ in 0..<n {
+      guard let nameBytes = r.lengthPrefixed(), let flags = r.u8(), let count = r.varint(),
+        count <= UInt64(r.remaining)
+      else { return nil }
+      var changes: [KeyChange] = []
+      changes.reserveCapacity(Int(count))
+      var previous: [UInt8] = []
+      for _ in 0..<count {
+        guard let kindByte = r.u8(), let kind = ChangeKind(rawValue: kindByte), let shared = r.varint(),
+          shared <= UInt64(previous.count), let rest = r.lengthPrefixed(), let payload = r.lengthPrefixed()
+        else { return nil }
+        let key = Array(previous[0..<Int(shared)]) + rest
+        changes.append(KeyChange(kind: kind, key: key, payload: payload))
+        previous = key
+      }
+      keyspaces.append(
+        KeyspaceChanges(
+          keyspace: String(decoding: nameBytes, as: UTF8.self), created: flags & 1 != 0,
+          cleared: flags & 2 != 0, dropped: flags & 4 != 0, changes: changes))
+    }
+    return r.atEnd ? ChangeRecord(version: version, keyspaces: keyspaces) : nil
+  }
+
+  static func key(for version: UInt64) -> [UInt8] { withUnsafeBytes(of: version.bigEndian) { Array($0) } }
+}
+
+/// A change of one key pending in a write transaction.
+struct PendingChange {
+  var kind: ChangeKind
+  var payload: [UInt8]
+
+  static func merge(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+    if a.isEmpty { return b }
+    if b.isEmpty { return a }
+    var out = a.count >= b.count ? a : b
+    let other = a.count >= b.count ? b : a
+    for i in other.indices { out[i] |= other[i] }
+    return out
+  }
+}

@@ -1,0 +1,150 @@
+/// Where a block lives and how to check it: a ZFS-style self-verifying pointer.
+///
+/// `birth` is the version of the commit that wrote the block. Recovery walks exactly the
+/// blocks born in the newest meta's version to prove that commit reached the disk whole.
+public struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
+  /// Byte offset in the file (0 means "no block").
+  public var offset: UInt64
+  /// Bytes stored on disk (after compression).
+  public var storedLength: UInt32
+  /// Bytes after decompression.
+  public var rawLength: UInt32
+  /// How the stored bytes are encoded.
+  public var codec: BlockCodecKind
+  /// XXH64 of the stored bytes, seeded with the offset and birth version.
+  public var checksum: UInt64
+  /// Version of the commit that wrote this block.
+  public var birth: UInt64
+
+  static let encodedSize = 33
+  static let null = BlockPointer(offset: 0, storedLength: 0, rawLength: 0, codec: .raw, checksum: 0, birth: 0)
+
+  public var isNull: Bool { offset == 0 }
+
+  /// Bytes the block occupies in the file (rounded to the allocation granule).
+  var extentLength: UInt64 { FileLayout.roundUp(UInt64(storedLength)) }
+
+  static func seed(offset: UInt64, birth: UInt64) -> UInt64 { offset &* 0x9E37_79B9_7F4A_7C15 ^ birth }
+
+  public var description: String {
+    "block@\(offset)[\(storedLength)/\(rawLength) \(codec) born \(birth)]"
+  }
+
+  func encode(into w: inout ByteWriter) {
+    w.u64(offset)
+    w.u32(storedLength)
+    w.u32(rawLength)
+    w.u8(codec.rawValue)
+    w.u64(checksum)
+    w.u64(birth)
+  }
+
+  /// Decodes a pointer; nil if the codec byte is unknown.
+  static func decode(_ p: UnsafeRawBufferPointer, at i: Int) -> BlockPointer? {
+    guard let codec = BlockCodecKind(rawValue: p[i + 16]) else { return nil }
+    return BlockPointer(
+      offset: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i, as: UInt64.self)),
+      storedLength: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i + 8, as: UInt32.self)),
+      rawLength: UInt32(littleEndian: p.loadUnaligned(fromByteOffset: i + 12, as: UInt32.self)),
+      codec: codec,
+      checksum: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i + 17, as: UInt64.self)),
+      birth: UInt64(littleEndian: p.loadUnaligned(fromByteOffset: i + 25, as: UInt64.self)))
+  }
+
+  static func decode(_ r: inout ByteReader) -> BlockPointer? {
+    guard r.remaining >= encodedSize else { return nil }
+    let p = r.bytes.withUnsafeBytes { decode($0, at: r.position) }
+    r.position += encodedSize
+    return p
+  }
+}
+
+/// Fixed positions in the file.
+enum FileLayout {
+  static let magic: [UInt8] = Array("SHOAL\u{0}DB".utf8)
+  static let metaMagic: [UInt8] = Array("SHOALMET".utf8)
+  /// The format this build writes and reads.
+  static let formatVersion: UInt32 = 1
+  static let headerSize: UInt64 = 4096
+  /// Each meta slot has its own 4 KiB page so tearing one never touches the other.
+  static let metaSlotSize: UInt64 = 4096
+  static let dataStart: UInt64 = headerSize + 2 * metaSlotSize
+  /// Allocation granule: every extent starts and ends on a multiple of this.
+  static let granule: UInt64 = 16
+
+  static func roundUp(_ n: UInt64) -> UInt64 { (n + granule - 1) & ~(granule - 1) }
+  static func metaOffset(slot: Int) -> UInt64 { headerSize + UInt64(slot) * metaSlotSize }
+
+  static func encodeHeader() -> [UInt8] {
+    var w = ByteWriter(capacity: 64)
+    w.append(magic)
+    w.u32(formatVersion)
+    w.u32(UInt32(headerSize))
+    w.u64(dataStart)
+    w.u64(granule)
+    w.u64(Checksum.xxh64(w.bytes))
+    return w.bytes
+  }
+
+  /// Checks the header; throws the error that fits what is wrong with it.
+  static func checkHeader(_ bytes: [UInt8], path: String, fileSize: UInt64) throws {
+    guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw StorageError.notAShoalFile(path: path) }
+    var r = ByteReader(bytes, position: 8)
+    guard let version = r.fixed(UInt32.self) else { throw StorageError.truncated(path: path, size: fileSize, expected: dataStart) }
+    guard version == formatVersion else {
+      throw StorageError.unsupportedFormatVersion(path: path, found: version, supported: formatVersion)
+    }
+    guard let hs = r.fixed(UInt32.self), let ds = r.fixed(UInt64.self), let g = r.fixed(UInt64.self),
+      let sum = r.fixed(UInt64.self)
+    else { throw StorageError.truncated(path: path, size: fileSize, expected: dataStart) }
+    guard sum == Checksum.xxh64(Array(bytes[0..<(r.position - 8)])) else {
+      throw StorageError.corrupt(path: path, offset: 0, reason: "the file header's checksum does not match")
+    }
+    guard UInt64(hs) == headerSize, ds == dataStart, g == granule else {
+      throw StorageError.corrupt(path: path, offset: 0, reason: "the file header describes an unknown layout")
+    }
+  }
+}
+
+/// One committed version's root record, stored in one of the two meta slots.
+public struct Meta: Sendable, Equatable {
+  /// The commit version (0 for a new, empty file).
+  public var version: UInt64
+  /// When the commit was made, nanoseconds since 1970.
+  public var timestamp: UInt64
+  /// End of the allocated region: every block lies below it.
+  public var fileEnd: UInt64
+  var catalog: BlockPointer
+  var freeList: BlockPointer
+  var history: BlockPointer
+
+  static let encodedSize = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8
+
+  func encode() -> [UInt8] {
+    var w = ByteWriter(capacity: Meta.encodedSize)
+    w.append(FileLayout.metaMagic)
+    w.u64(version)
+    w.u64(timestamp)
+    w.u64(fileEnd)
+    catalog.encode(into: &w)
+    freeList.encode(into: &w)
+    history.encode(into: &w)
+    w.u64(Checksum.xxh64(w.bytes))
+    return w.bytes
+  }
+
+  /// Decodes a meta slot; nil if it is torn, blank or fails its checksum.
+  static func decode(_ bytes: [UInt8]) -> Meta? {
+    guard bytes.count >= encodedSize, Array(bytes[0..<8]) == FileLayout.metaMagic else { return nil }
+    let body = Array(bytes[0..<(encodedSize - 8)])
+    var r = ByteReader(bytes, position: 8)
+    guard let version = r.fixed(UInt64.self), let timestamp = r.fixed(UInt64.self),
+      let fileEnd = r.fixed(UInt64.self), let catalog = BlockPointer.decode(&r),
+      let freeList = BlockPointer.decode(&r), let history = BlockPointer.decode(&r),
+      let sum = r.fixed(UInt64.self), sum == Checksum.xxh64(body)
+    else { return nil }
+    return Meta(
+      version: version, timestamp: timestamp, fileEnd: fileEnd, catalog: catalog, freeList: freeList,
+      history: history)
+  }
+}

@@ -1,0 +1,107 @@
+/// Every failure the storage engine reports. Each case says what happened and, in its
+/// `description`, what to do about it.
+public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// Stored bytes failed a check (checksum, bounds, structure). `offset` is the file offset
+  /// of the damaged block or record.
+  case corrupt(path: String, offset: UInt64, reason: String)
+  /// The file exists but does not start with Shoal's magic bytes.
+  case notAShoalFile(path: String)
+  /// The file was written by a newer (or unknown) format version.
+  case unsupportedFormatVersion(path: String, found: UInt32, supported: UInt32)
+  /// The file is shorter than its own header or meta records say it must be.
+  case truncated(path: String, size: UInt64, expected: UInt64)
+  /// The path names a directory, not a file.
+  case isDirectory(path: String)
+  /// The process may not open or create the file.
+  case permissionDenied(path: String, operation: String)
+  /// The file does not exist and the options did not allow creating it.
+  case fileNotFound(path: String)
+  /// Any other operating-system error.
+  case io(path: String, operation: String, errno: Int32, message: String)
+  /// A keyspace with this name does not exist in the snapshot.
+  case keyspaceNotFound(String)
+  /// A keyspace with this name already exists.
+  case keyspaceExists(String)
+  /// A key longer than `StorageLimits.maximumKeySize`.
+  case keyTooLarge(size: Int, limit: Int)
+  /// A value longer than `StorageLimits.maximumValueSize`.
+  case valueTooLarge(size: Int, limit: Int)
+  /// The transaction was already committed or aborted.
+  case transactionClosed
+  /// This thread already holds the write transaction; a second one would deadlock.
+  case writeTransactionAlreadyOpen
+  /// The store was opened read-only, or in a mode that cannot write.
+  case readOnly(path: String)
+  /// The store was closed.
+  case closed(path: String)
+  /// The change records for a version were trimmed (no pin kept them).
+  case historyUnavailable(from: UInt64, to: UInt64, oldestAvailable: UInt64)
+  /// A version asked for is newer than the file's latest version.
+  case versionNotFound(UInt64, latest: UInt64)
+  /// Simulated power loss from `FaultInjectingFile`: every later operation fails.
+  case powerLoss
+  /// An argument outside what the engine accepts.
+  case invalidArgument(String)
+
+  public var description: String {
+    switch self {
+    case .corrupt(let path, let offset, let reason):
+      return
+        "'\(path)' is corrupt at offset \(offset): \(reason). Run `shoal verify` on it; restore from a backup or `shoal compact` what is still readable."
+    case .notAShoalFile(let path):
+      return "'\(path)' is not a Shoal file (its magic bytes do not match). Check the path."
+    case .unsupportedFormatVersion(let path, let found, let supported):
+      return
+        "'\(path)' has format version \(found), but this build reads version \(supported) only. Open it with a newer Shoal."
+    case .truncated(let path, let size, let expected):
+      return
+        "'\(path)' is truncated: it is \(size) bytes long but needs at least \(expected). Restore it from a backup."
+    case .isDirectory(let path):
+      return "'\(path)' is a directory. Give the path of a file."
+    case .permissionDenied(let path, let operation):
+      return
+        "Permission denied to \(operation) '\(path)'. Check the file's and its directory's permissions."
+    case .fileNotFound(let path):
+      return "'\(path)' does not exist. Create it by opening without `readOnly`."
+    case .io(let path, let operation, let errno, let message):
+      return "\(operation) '\(path)' failed: \(message) (errno \(errno))."
+    case .keyspaceNotFound(let name):
+      return "Keyspace '\(name)' does not exist. Create it in a write transaction first."
+    case .keyspaceExists(let name):
+      return "Keyspace '\(name)' already exists."
+    case .keyTooLarge(let size, let limit):
+      return "A key of \(size) bytes is longer than the limit of \(limit) bytes. Use a shorter key."
+    case .valueTooLarge(let size, let limit):
+      return
+        "A value of \(size) bytes is larger than the limit of \(limit) bytes. Split it into several values."
+    case .transactionClosed:
+      return "The transaction was already committed or aborted. Begin a new one."
+    case .writeTransactionAlreadyOpen:
+      return
+        "This thread already has a write transaction open. Commit or abort it before beginning another."
+    case .readOnly(let path):
+      return "'\(path)' was opened read-only. Open it without `readOnly` to write."
+    case .closed(let path):
+      return "The store for '\(path)' was closed. Open it again."
+    case .historyUnavailable(let from, let to, let oldest):
+      return
+        "The change records from version \(from) to \(to) are no longer kept (oldest kept: \(oldest)). Keep a snapshot pinned to follow changes."
+    case .versionNotFound(let version, let latest):
+      return "Version \(version) does not exist; the latest version is \(latest)."
+    case .powerLoss:
+      return "Simulated power loss: the fault-injecting file accepts no more operations."
+    case .invalidArgument(let message):
+      return message
+    }
+  }
+}
+
+/// Fixed limits of the format.
+public enum StorageLimits {
+  /// The longest key, in bytes.
+  public static let maximumKeySize = 1024
+  /// The largest value, in bytes (values above `inlineValueLimit` are stored as their own blob).
+  public static let maximumValueSize = 1 << 30
+  /// Values up to this size are stored inside B+tree leaves; larger ones as separate blobs.
+  public static let inlineValueLimit = 1536
+}

@@ -1,0 +1,93 @@
+/// How hard a commit works to survive a crash.
+public enum Durability: String, Sendable, CaseIterable {
+  /// Every commit is fsynced (one `fdatasync` of blocks and meta together; recovery checks
+  /// the newest commit's blocks and falls back to the previous meta if any did not land).
+  /// Survives power loss.
+  case full
+  /// No fsync: survives the process crashing, not the machine losing power.
+  case unsafe
+  /// Nothing touches a file; the data lives as long as the `Store`.
+  case memOnly
+}
+
+/// Options for `Store.open`.
+public struct StoreOptions: Sendable {
+  public var durability: Durability
+  /// Open without writing; write transactions fail with `StorageError.readOnly`.
+  public var readOnly: Bool
+  /// Create the file when it does not exist.
+  public var create: Bool
+  /// Budget in bytes for decompressed nodes kept in memory.
+  public var cacheSize: Int
+
+  public init(durability: Durability = .full, readOnly: Bool = false, create: Bool = true, cacheSize: Int = 64 << 20) {
+    self.durability = durability
+    self.readOnly = readOnly
+    self.create = create
+    self.cacheSize = cacheSize
+  }
+}
+
+/// A bound of a key range.
+public struct KeyRange: Sendable, Equatable {
+  public var lower: [UInt8]?
+  public var lowerInclusive: Bool
+  public var upper: [UInt8]?
+  public var upperInclusive: Bool
+
+  /// Keys from `lower` (inclusive by default) up to `upper` (exclusive by default); nil
+  /// means unbounded.
+  public init(lower: [UInt8]? = nil, lowerInclusive: Bool = true, upper: [UInt8]? = nil, upperInclusive: Bool = false) {
+    self.lower = lower
+    self.lowerInclusive = lowerInclusive
+    self.upper = upper
+    self.upperInclusive = upperInclusive
+  }
+
+  /// Every key.
+  public static let all = KeyRange()
+
+  /// Keys that start with `prefix`.
+  public static func prefix(_ prefix: [UInt8]) -> KeyRange {
+    var upper = prefix
+    while let last = upper.last, last == 0xFF { upper.removeLast() }
+    if upper.isEmpty { return KeyRange(lower: prefix) }
+    upper[upper.count - 1] += 1
+    return KeyRange(lower: prefix, upper: upper)
+  }
+
+  func beyondUpper(_ key: UnsafeRawBufferPointer) -> Bool {
+    guard let upper else { return false }
+    let c = upper.withUnsafeBytes { compareBytes(key, $0) }
+    return upperInclusive ? c > 0 : c >= 0
+  }
+
+  func beyondLower(_ key: UnsafeRawBufferPointer) -> Bool {
+    guard let lower else { return false }
+    let c = lower.withUnsafeBytes { compareBytes(key, $0) }
+    return lowerInclusive ? c < 0 : c <= 0
+  }
+}
+
+/// A keyspace's record in the catalog.
+struct KeyspaceEntry {
+  var root: BlockPointer
+  var count: UInt64
+  var tracksChanges: Bool
+
+  func encode() -> [UInt8] {
+    var w = ByteWriter(capacity: 42)
+    root.encode(into: &w)
+    w.u64(count)
+    w.u8(tracksChanges ? 1 : 0)
+    return w.bytes
+  }
+
+  static func decode(_ bytes: UnsafeRawBufferPointer) -> KeyspaceEntry? {
+    guard bytes.count == BlockPointer.encodedSize + 9, let root = BlockPointer.decode(bytes, at: 0) else { return nil }
+    let count = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: BlockPointer.encodedSize, as: UInt64.self))
+    return KeyspaceEntry(root: root, count: count, tracksChanges: bytes[BlockPointer.encodedSize + 8] & 1 != 0)
+  }
+
+  var slot: ChildSlot? { root.isNull ? nil : .clean(root, count) }
+}

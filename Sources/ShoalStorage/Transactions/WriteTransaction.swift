@@ -1,0 +1,369 @@
+/// The one write transaction of a store: builds version `version` on top of the newest one.
+/// Nothing it does is visible to others until `commit()`; `abort()` (or releasing it without
+/// committing) leaves nothing behind. Use it on the thread that began it.
+public final class WriteTransaction {
+  public let store: Store
+  /// The version this transaction builds on.
+  public let baseVersion: UInt64
+  let base: Meta
+  /// Extents freed at or before this version may be reused by this transaction.
+  let horizon: UInt64
+  var freeSpace: FreeSpace
+  private var catalogRoot: ChildSlot?
+  private var historyRoot: ChildSlot?
+  private var states: [KeyspaceState] = []
+  private var stateIndex: [String: Int] = [:]
+  private var closed = false
+  private var mutationCount = 0
+  /// Whether the commit stores a change record (compaction turns it off).
+  var recordsHistory = true
+  private let reader: SnapshotReader
+  private var editor: TreeEditor!  // Set at the end of init: it captures self.
+
+  struct KeyspaceState {
+    let name: String
+    var root: ChildSlot?
+    var count: UInt64
+    var tracksChanges: Bool
+    let existed: Bool
+    var exists: Bool
+    var modified = false
+    var created = false
+    var cleared = false
+    var dropped = false
+    var changes: [[UInt8]: PendingChange] = [:]
+  }
+
+  init(store: Store, base: Meta, freeSpace: FreeSpace, horizon: UInt64) {
+    self.store = store
+    self.base = base
+    self.baseVersion = base.version
+    self.freeSpace = freeSpace
+    self.horizon = horizon
+    catalogRoot = base.catalog.isNull ? nil : .clean(base.catalog, 0)
+    historyRoot = base.history.isNull ? nil : .clean(base.history, 0)
+    let blocks = store.blocks
+    let limit = base.fileEnd
+    reader = SnapshotReader(nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
+    let version = base.version + 1
+    editor = TreeEditor(nav: reader.nav) { [unowned self] p in
+      self.freeSpace.free(offset: p.offset, length: p.extentLength, version: version)
+    }
+  }
+
+  deinit { if !closed { store.releaseWriter() } }
+
+  /// The version `commit()` creates.
+  public var version: UInt64 { baseVersion + 1 }
+
+  private func checkOpen() throws { if closed { throw StorageError.transactionClosed } }
+
+  // MARK: Keyspaces
+
+  private func index(_ name: String) throws -> Int? {
+    try checkOpen()
+    if let i = stateIndex[name] { return states[i].exists ? i : nil }
+    guard let root = catalogRoot,
+      let bytes = try reader.get(root, Array(name.utf8))
+    else { return nil }
+    guard let entry = bytes.withUnsafeBytes({ KeyspaceEntry.decode($0) }) else {
+      throw StorageError.corrupt(path: store.path, offset: base.catalog.offset, reason: "catalog entry for '\(name)' is malformed")
+    }
+    states.append(KeyspaceState(name: name, root: entry.slot, count: entry.count, tracksChanges: entry.tracksChanges, existed: true, exists: true))
+    stateIndex[name] = states.count - 1
+    return states.count - 1
+  }
+
+  private func require(_ name: String) throws -> Int {
+    guard let i = try index(name) else { throw StorageError.keyspaceNotFound(name) }
+    return i
+  }
+
+  /// Whether the keyspace exists (including ones created in this transaction).
+  public func hasKeyspace(_ name: String) throws -> Bool { try index(name) != nil }
+
+  /// Creates a keyspace. `tracksChanges: false` keeps its changes out of the change records.
+  public func createKeyspace(_ name: String, tracksChanges: Bool = true) throws {
+    guard !name.isEmpty, name.utf8.count <= StorageLimits.maximumKeySize else {
+      throw StorageError.invalidArgument("A keyspace name must have 1 to \(StorageLimits.maximumKeySize) bytes.")
+    }
+    if try index(name) != nil { throw StorageError.keyspaceExists(name) }
+    if let i = stateIndex[name] {
+      // Dropped earlier in this transaction: it comes back empty.
+      states[i].exists = true
+      states[i].created = true
+      states[i].tracksChanges = tracksChanges
+      states[i].modified = true
+    } else {
+      var state = KeyspaceState(name: name, root: nil, count: 0, tracksChanges: tracksChanges, existed: false, exists: true)
+      state.created = true
+      state.modified = true
+      states.append(state)
+      stateIndex[name] = states.count - 1
+    }
+    mutationCount += 1
+  }
+
+  /// Creates the keyspace if it does not exist yet.
+  public func ensureKeyspace(_ name: String, tracksChanges: Bool = true) throws {
+    if try !hasKeyspace(name) { try createKeyspace(name, tracksChanges: tracksChanges) }
+  }
+
+  /// Removes every entry of a keyspace (recorded as one "cleared" change).
+  public func clear(_ name: String) throws {
+    let i = try require(name)
+    if let root = states[i].root { try editor.freeAll(root) }
+    states[i].root = nil
+    states[i].count = 0
+    states[i].cleared = true
+    states[i].changes = [:]
+    states[i].modified = true
+    mutationCount += 1
+  }
+
+  /// Deletes a keyspace and all its entries.
+  public func dropKeyspace(_ name: String) throws {
+    try clear(name)
+    let i = try require(name)
+    states[i].exists = false
+    states[i].dropped = true
+    states[i].created = false
+  }
+
+  /// The names of all keyspaces, sorted, as this transaction sees them.
+  public func keyspaceNames() throws -> [String] {
+    try checkOpen()
+    var names = Set<String>()
+    if let root = catalogRoot {
+      let cursor = Cursor(reader: reader, range: .all, reverse: false, root: { root }, mutations: nil)
+      while let name = try cursor.next({ key, _ in String(decoding: key, as: UTF8.self) }) { names.insert(name) }
+    }
+    for s in states { if s.exists { names.insert(s.name) } else { names.remove(s.name) } }
+    return names.sorted()
+  }
+
+  // MARK: Reads (they see this transaction's changes)
+
+  /// The value for `key`, or nil.
+  public func get(_ key: [UInt8], in keyspace: String) throws -> [UInt8]? {
+    try reader.get(states[try require(keyspace)].root, key)
+  }
+
+  /// Calls `body` with the value for `key` seen in place (nil if absent).
+  public func withValue<R>(forKey key: [UInt8], in keyspace: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+    try reader.withValue(states[try require(keyspace)].root, key, body)
+  }
+
+  /// The number of entries in `keyspace`.
+  public func count(in keyspace: String) throws -> UInt64 { states[try require(keyspace)].count }
+
+  /// The number of entries of `keyspace` in `range`.
+  public func count(in keyspace: String, range: KeyRange) throws -> UInt64 {
+    try reader.count(states[try require(keyspace)].root, range)
+  }
+
+  /// A cursor over `range`; it sees changes made while it iterates and continues after the
+  /// last key it returned.
+  public func cursor(in keyspace: String, range: KeyRange = .all, reverse: Bool = false) throws -> Cursor {
+    let i = try require(keyspace)
+    return Cursor(
+      reader: reader, range: range, reverse: reverse, root: { [unowned self] in self.states[i].root },
+      mutations: { [unowned self] in self.mutationCount })
+  }
+
+  // MARK: Writes
+
+  /// Inserts or replaces the value for `key`. `changeInfo` is stored with the key's change
+  /// record (OR-ed with earlier ones for the same key in this transaction).
+  public func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: String, changeInfo: [UInt8] = []) throws {
+    guard key.count <= StorageLimits.maximumKeySize else {
+      throw StorageError.keyTooLarge(size: key.count, limit: StorageLimits.maximumKeySize)
+    }
+    guard value.count <= StorageLimits.maximumValueSize else {
+      throw StorageError.valueTooLarge(size: value.count, limit: StorageLimits.maximumValueSize)
+    }
+    let i = try require(keyspace)
+    let stored: LeafValue = value.count > StorageLimits.inlineValueLimit ? .pending(value) : .inline(value)
+    let existed = try editor.put(&states[i].root, key, stored)
+    if !existed { states[i].count += 1 }
+    states[i].modified = true
+    mutationCount += 1
+    if states[i].tracksChanges { record(i, key, deleted: false, existed: existed, changeInfo) }
+  }
+
+  /// Deletes `key`; returns whether it was there.
+  @discardableResult
+  public func delete(_ key: [UInt8], in keyspace: String) throws -> Bool {
+    let i = try require(keyspace)
+    guard let root = states[i].root, try reader.nav.find(root, key).2 else { return false }
+    if let removed = try editor.delete(&states[i].root, key) { editor.release(removed) }
+    states[i].count -= 1
+    states[i].modified = true
+    mutationCount += 1
+    if states[i].tracksChanges { record(i, key, deleted: true, existed: true, []) }
+    return true
+  }
+
+  private func record(_ i: Int, _ key: [UInt8], deleted: Bool, existed: Bool, _ info: [UInt8]) {
+    guard let prior = states[i].changes[key] else {
+      states[i].changes[key] = PendingChange(kind: deleted ? .delete : (existed ? .update : .insert), payload: deleted ? [] : info)
+      return
+    }
+    switch (prior.kind, deleted) {
+    case (.insert, true): states[i].changes[key] = nil
+    case (.insert, false): states[i].changes[key] = PendingChange(kind: .insert, payload: PendingChange.merge(prior.payload, info))
+    case (.update, true): states[i].changes[key] = PendingChange(kind: .delete, payload: [])
+    case (.update, false): states[i].changes[key] = PendingChange(kind: .update, payload: PendingChange.merge(prior.payload, info))
+    case (.delete, _): states[i].changes[key] = PendingChange(kind: .update, payload: info)
+    }
+  }
+
+  // MARK: Commit
+
+  /// Aborts: nothing of this transaction remains.
+  public func abort() {
+    guard !closed else { return }
+    closed = true
+    store.releaseWriter()
+  }
+
+  /// Commits and returns the new version (the base version when nothing changed).
+  @discardableResult
+  public func commit() throws -> UInt64 {
+    try checkOpen()
+    defer { abort() }
+    guard states.contains(where: { $0.modified }) else { return baseVersion }
+    var writer = CommitWriter(store: store, version: version)
+    // Keyspaces, then their catalog entries.
+    for i in states.indices where states[i].modified {
+      let name = Array(states[i].name.utf8)
+      if states[i].exists {
+        let root = try writer.flush(&states[i].root, space: &freeSpace)
+        let entry = KeyspaceEntry(root: root, count: states[i].count, tracksChanges: states[i].tracksChanges)
+        _ = try editor.put(&catalogRoot, name, .inline(entry.encode()))
+      } else if states[i].existed {
+        if let catalog = catalogRoot, try reader.nav.find(catalog, name).2 {
+          _ = try editor.delete(&catalogRoot, name)
+        }
+      }
+    }
+    if recordsHistory {
+      let record = changeRecord()
+      let bytes = record.encode()
+      _ = try editor.put(&historyRoot, ChangeRecord.key(for: version), bytes.count > StorageLimits.inlineValueLimit ? .pending(bytes) : .inline(bytes))
+    }
+    // Trim records no pin can need: a reader at version p reads records after p.
+    while let root = historyRoot, let first = try reader.entry(root, at: 0)?.key,
+      first.withUnsafeBytes({ UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }) <= horizon
+    {
+      if let removed = try editor.delete(&historyRoot, first) { editor.release(removed) }
+    }
+    let catalog = try writer.flush(&catalogRoot, space: &freeSpace)
+    let history = try writer.flush(&historyRoot, space: &freeSpace)
+    if !base.freeList.isNull {
+      freeSpace.free(offset: base.freeList.offset, length: base.freeList.extentLength, version: version)
+    }
+    let freeList = try writer.writeFreeList(&freeSpace)
+    let meta = Meta(
+      version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
+      history: history)
+    try writer.finish(meta)
+    store.publish(meta, freeSpace: freeSpace)
+    return version
+  }
+
+  private func changeRecord() -> ChangeRecord {
+    var keyspaces: [KeyspaceChanges] = []
+    for s in states where s.modified && (s.tracksChanges || s.dropped || s.created) {
+      let changes = s.changes.map { KeyChange(kind: $0.value.kind, key: $0.key, payload: $0.value.payload) }
+        .sorted { compareBytes($0.key, $1.key) < 0 }
+      if changes.isEmpty && !s.cleared && !s.created && !s.dropped { continue }
+      keyspaces.append(KeyspaceChanges(keyspace: s.name, created: s.created, cleared: s.cleared, dropped: s.dropped, changes: changes))
+    }
+    keyspaces.sort { $0.keyspace < $1.keyspace }
+    return ChangeRecord(version: version, keyspaces: keyspaces)
+  }
+}
+
+/// Writes a commit's blocks: compresses, allocates, checksums and batches them, then the
+/// meta record, then one sync.
+struct CommitWriter {
+  let store: Store
+  let version: UInt64
+  var batch = WriteBatch()
+
+  mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace) throws -> BlockPointer {
+    let (codec, stored) = BlockCodec.encode(raw)
+    guard stored.count <= Int(UInt32.max) else {
+      throw StorageError.invalidArgument("A block of \(stored.count) bytes is too large to store.")
+    }
+    let length = FileLayout.roundUp(UInt64(stored.count))
+    let offset = space.allocate(length)
+    let checksum = stored.withUnsafeBytes { Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version)) }
+    var padded = stored
+    padded.append(contentsOf: repeatElement(0, count: Int(length) - stored.count))
+    try batch.add(padded, at: offset, to: store.file)
+    return BlockPointer(
+      offset: offset, storedLength: UInt32(stored.count), rawLength: UInt32(raw.count), codec: codec,
+      checksum: checksum, birth: version)
+  }
+
+  /// Writes a dirty subtree bottom-up; returns its root pointer (null for an empty tree).
+  mutating func flush(_ slot: inout ChildSlot?, space: inout FreeSpace) throws -> BlockPointer {
+    guard let current = slot else { return .null }
+    switch current {
+    case .clean(let p, _): return p
+    case .dirty(let node):
+      if node.isLeaf {
+        for i in node.values.indices {
+          if case .pending(let bytes) = node.values[i] { node.values[i] = .blob(try writeBlock(bytes, space: &space)) }
+        }
+      } else {
+        for i in node.children.indices {
+          if case .dirty(let child) = node.children[i] {
+            var childSlot: ChildSlot? = .dirty(child)
+            let p = try flush(&childSlot, space: &space)
+            node.children[i] = .clean(p, child.subtreeCount)
+          }
+        }
+      }
+      let raw = node.encode()
+      let p = try writeBlock(raw, space: &space)
+      var reason = ""
+      if let image = NodeImage(bytes: raw, reason: &reason) {
+        store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
+      }
+      slot = .clean(p, node.subtreeCount)
+      return p
+    }
+  }
+
+  /// Writes the free-space list into space it allocates from itself: the stored list already
+  /// accounts for its own block. Stored raw and zero-padded to its extent.
+  mutating func writeFreeList(_ space: inout FreeSpace) throws -> BlockPointer {
+    var reserve = FileLayout.roundUp(UInt64(space.encode().count) + 64)
+    while true {
+      var trial = space
+      let offset = trial.allocate(reserve)
+      var bytes = trial.encode()
+      if UInt64(bytes.count) <= reserve {
+        bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - bytes.count))
+        let checksum = bytes.withUnsafeBytes { Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version)) }
+        try batch.add(bytes, at: offset, to: store.file)
+        space = trial
+        return BlockPointer(
+          offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: checksum,
+          birth: version)
+      }
+      reserve = FileLayout.roundUp(UInt64(bytes.count) + 256)
+    }
+  }
+
+  /// Writes the remaining blocks and the meta record into the slot not holding the newest
+  /// version, then syncs once (durability `full`).
+  mutating func finish(_ meta: Meta) throws {
+    try batch.flush(to: store.file)
+    try store.file.write(meta.encode(), at: FileLayout.metaOffset(slot: store.nextMetaSlot))
+    if store.options.durability == .full { try store.file.sync() }
+  }
+}
