@@ -48,6 +48,7 @@ let package = Package(
       ],
       path: "Tools/shoal-stress"
     ),
+    .executableTarget(name: "shoal-demo", dependencies: ["Shoal"], path: "Examples/Demo"),
     .testTarget(
       name: "ShoalStorageTests",
       dependencies: ["ShoalStorage", "ShoalTrials"],

@@ -16,6 +16,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   case permissionDenied(path: String, operation: String)
   /// The file does not exist and the options did not allow creating it.
   case fileNotFound(path: String)
+  /// The file exists and the operation needs a new one.
+  case fileExists(path: String)
   /// Any other operating-system error.
   case io(path: String, operation: String, errno: Int32, message: String)
   /// A keyspace with this name does not exist in the snapshot.
@@ -63,6 +65,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         "Permission denied to \(operation) '\(path)'. Check the file's and its directory's permissions."
     case .fileNotFound(let path):
       return "'\(path)' does not exist. Create it by opening without `readOnly`."
+    case .fileExists(let path):
+      return "'\(path)' already exists. Choose another path or remove it first."
     case .io(let path, let operation, let errno, let message):
       return "\(operation) '\(path)' failed: \(message) (errno \(errno))."
     case .keyspaceNotFound(let name):

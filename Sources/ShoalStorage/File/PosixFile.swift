@@ -15,10 +15,14 @@ public final class PosixFile: StorageFile {
   ///
   /// Directories, missing files and permission problems are reported as the matching
   /// `StorageError` case.
-  public init(path: String, create: Bool, readOnly: Bool, permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]) throws {
+  public init(
+    path: String, create: Bool, readOnly: Bool, exclusive: Bool = false,
+    permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]
+  ) throws {
     self.path = path
     var options: FileDescriptor.OpenOptions = [.closeOnExec]
     if create && !readOnly { options.insert(.create) }
+    if exclusive { options.insert(.exclusiveCreate) }
     do {
       descriptor = try FileDescriptor.open(
         FilePath(path), readOnly ? .readOnly : .readWrite, options: options,
@@ -41,6 +45,7 @@ public final class PosixFile: StorageFile {
     case .permissionDenied, .notPermitted, .readOnlyFileSystem:
       return .permissionDenied(path: path, operation: operation)
     case .isDirectory: return .isDirectory(path: path)
+    case .fileExists: return .fileExists(path: path)
     default: return .io(path: path, operation: operation, errno: errno.rawValue, message: errno.description)
     }
   }

@@ -100,6 +100,9 @@ public struct KeyspaceSnapshot: Sendable {
   /// Entries in the keyspace.
   public var count: UInt64 { entry.count }
 
+  /// Whether the keyspace's changes go into the change records.
+  public var tracksChanges: Bool { entry.tracksChanges }
+
   private var root: ChildSlot? { entry.slot }
 
   /// The value for `key`, or nil.

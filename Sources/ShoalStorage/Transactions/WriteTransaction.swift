@@ -188,7 +188,7 @@ public final class WriteTransaction {
     if !existed { states[i].count += 1 }
     states[i].modified = true
     mutationCount += 1
-    if states[i].tracksChanges { record(i, key, deleted: false, existed: existed, changeInfo) }
+    if states[i].tracksChanges && recordsHistory { record(i, key, deleted: false, existed: existed, changeInfo) }
   }
 
   /// Deletes `key`; returns whether it was there.
@@ -200,7 +200,7 @@ public final class WriteTransaction {
     states[i].count -= 1
     states[i].modified = true
     mutationCount += 1
-    if states[i].tracksChanges { record(i, key, deleted: true, existed: true, []) }
+    if states[i].tracksChanges && recordsHistory { record(i, key, deleted: true, existed: true, []) }
     return true
   }
 

@@ -1,0 +1,33 @@
+// swift-tools-version: 6.1
+// Benchmarks of Shoal's storage engine against LMDB and SQLite (see bench.sh; `make bench`).
+// A package of its own so the benchmark dependency stays out of the root package: build it
+// here (`swift build -c release` in this folder), never in the root's .build.
+import PackageDescription
+
+// A path dependency's identity is its folder's name (lower-cased), whatever the clone is called.
+let rootIdentity = String(Context.packageDirectory.split(separator: "/").dropLast().last ?? "main").lowercased()
+
+let package = Package(
+  name: "ShoalBenchmarks",
+  dependencies: [
+    .package(path: ".."),
+    .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+  ],
+  targets: [
+    .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
+    .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+    .executableTarget(
+      name: "StorageBenchmarks",
+      dependencies: [
+        "CLMDB", "CSQLite",
+        .product(name: "ShoalStorage", package: rootIdentity),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/StorageBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    // Reads the run's JMH export and the file-size side files; prints the comparison table.
+    .executableTarget(name: "bench-table", path: "Sources/bench-table"),
+  ],
+  swiftLanguageModes: [.v6]
+)

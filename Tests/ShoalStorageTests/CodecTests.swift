@@ -1,0 +1,77 @@
+import Testing
+
+@testable import ShoalStorage
+
+@Suite struct CodecTests {
+  @Test func xxh64MatchesPublishedVectors() {
+    #expect(Checksum.xxh64([]) == 0xEF46_DB37_51D8_E999)
+    #expect(Checksum.xxh64(Array("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
+    // Inputs past the 32-byte stripe loop must differ from each other and be stable.
+    let long = Array(0..<200).map { UInt8($0) }
+    #expect(Checksum.xxh64(long) == Checksum.xxh64(long))
+    #expect(Checksum.xxh64(long) != Checksum.xxh64(Array(long.dropLast())))
+  }
+
+  @Test func lz4RoundTripsAndFallsBackToRaw() throws {
+    let text = Array(String(repeating: "a shoal of fish swims by; ", count: 200).utf8)
+    let (codec, stored) = BlockCodec.encode(text)
+    #expect(codec == .lz4)
+    #expect(stored.count < text.count / 4)
+    let back = stored.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count) }
+    #expect(back == text)
+
+    var rng = SplitMix64(seed: 42)
+    let noise = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    #expect(BlockCodec.encode(noise).0 == .raw)
+  }
+
+  @Test func damagedLZ4IsRejectedNotTrusted() {
+    let text = Array(String(repeating: "compressible ", count: 300).utf8)
+    var (_, stored) = BlockCodec.encode(text)
+    stored[stored.count / 2] ^= 0xFF
+    stored.removeLast(3)
+    let back = stored.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count) }
+    #expect(back == nil || back != text)
+    // A wrong claimed length never decodes.
+    let (_, good) = BlockCodec.encode(text)
+    #expect(good.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count + 1) } == nil)
+  }
+
+  @Test func changeRecordRoundTrips() {
+    let record = ChangeRecord(
+      version: 77,
+      keyspaces: [
+        KeyspaceChanges(
+          keyspace: "people", created: true, cleared: false, dropped: false,
+          changes: [
+            KeyChange(kind: .insert, key: [1, 2, 3], payload: [0xFF]),
+            KeyChange(kind: .update, key: [1, 2, 4], payload: []),
+            KeyChange(kind: .delete, key: [9], payload: [1, 2]),
+          ])
+      ])
+    #expect(ChangeRecord.decode(record.encode()) == record)
+    #expect(ChangeRecord.decode(Array(record.encode().dropLast())) == nil)
+  }
+
+  @Test func freeSpaceCoalescesAndRoundTrips() {
+    let start = FileLayout.dataStart
+    var space = FreeSpace(fileEnd: start + 1000 * 16)
+    space.free(offset: start, length: 32, version: 5)
+    space.free(offset: start + 32, length: 64, version: 6)
+    space.free(offset: start + 160, length: 16, version: 9)
+    space.promote(horizon: 6)
+    #expect(space.available == [start: 96])
+    #expect(space.pending.count == 1)
+    let a = space.allocate(48)
+    #expect(a == start)
+    #expect(space.available == [start + 48: 48])
+    let decoded = FreeSpace.decode(space.encode())
+    #expect(decoded?.allExtents == space.allExtents)
+    #expect(decoded?.fileEnd == space.fileEnd)
+    // Space at the end is handed back.
+    var tail = FreeSpace(fileEnd: start + 64)
+    tail.free(offset: start + 32, length: 32, version: 1)
+    tail.promote(horizon: 1)
+    #expect(tail.fileEnd == start + 32)
+  }
+}
