@@ -48,6 +48,8 @@ let package = Package(
       ],
       path: "Tools/shoal-stress"
     ),
+    // libFuzzer target: `make fuzz` builds it with -sanitize=fuzzer; a plain build replays inputs.
+    .executableTarget(name: "shoal-fuzz", dependencies: ["ShoalStorage", "ShoalTrials"], path: "Tools/shoal-fuzz"),
     .executableTarget(name: "shoal-demo", dependencies: ["Shoal"], path: "Examples/Demo"),
     .testTarget(
       name: "ShoalStorageTests",

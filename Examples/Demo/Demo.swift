@@ -10,7 +10,9 @@ struct Demo {
       try store.write { txn in
         try txn.ensureKeyspace("fish")
         for (i, name) in ["anchovy", "bream", "carp", "dab", "eel", "flounder", "grouper", "herring"].enumerated() {
-          let value = Array("\(name): a fish that swims in a shoal, number \(i), ".utf8) + Array(repeating: UInt8(ascii: "~"), count: 200)
+          let value =
+            Array("\(name): a fish that swims in a shoal, number \(i), ".utf8)
+            + Array(repeating: UInt8(ascii: "~"), count: 200)
           try txn.put(value, forKey: Array(name.utf8), in: "fish")
         }
       }
@@ -22,7 +24,8 @@ struct Demo {
       print("wrote version \(store.latestVersion) of \(path)")
       for record in try store.changes(from: before) {
         for ks in record.keyspaces {
-          let summary = ks.changes.map { "\($0.kind) \(String(decoding: $0.key, as: UTF8.self))" }.joined(separator: ", ")
+          let summary = ks.changes.map { "\($0.kind) \(String(decoding: $0.key, as: UTF8.self))" }.joined(
+            separator: ", ")
           print("version \(record.version) changed '\(ks.keyspace)': \(summary)")
         }
       }

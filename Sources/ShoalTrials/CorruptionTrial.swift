@@ -73,7 +73,9 @@ public struct CorruptionTrials: Sendable {
               guard entries[k] == v else { return "seed \(seed): a scan of '\(name)' returned a wrong entry" }
               seen += 1
             }
-            if seen != entries.count { return "seed \(seed): a scan of '\(name)' returned \(seen) of \(entries.count) entries without an error" }
+            if seen != entries.count {
+              return "seed \(seed): a scan of '\(name)' returned \(seen) of \(entries.count) entries without an error"
+            }
           } catch is StorageError {
             allRight = false
           }

@@ -40,7 +40,8 @@ public enum PowerLossTrial {
           try txn.commit()
         }
       }
-      let file = FaultInjectingFile(path: "trial-\(seed)", contents: origin.contents, crashAfterOperations: work.int(1...(commits * 6)))
+      let file = FaultInjectingFile(
+        path: "trial-\(seed)", contents: origin.contents, crashAfterOperations: work.int(1...(commits * 6)))
       var inFlight: StoreModel?
       do {
         let store = try Store(file: file)
@@ -67,17 +68,25 @@ public enum PowerLossTrial {
       outcome.fellBack = reopened.recoveredFromVersion != nil
       outcome.inFlightLanded = inFlight != nil && found == inFlight && found != acknowledged
       if found != acknowledged && found != inFlight {
-        return "seed \(seed): after the crash the store holds neither the acknowledged state nor the one in flight (\(found.difference(from: acknowledged)))"
+        return
+          "seed \(seed): after the crash the store holds neither the acknowledged state nor the one in flight (\(found.difference(from: acknowledged)))"
       }
       let report = reopened.verify()
-      guard report.isOK else { return "seed \(seed): verify after the crash: \(report.problems.prefix(3).joined(separator: "; "))" }
+      guard report.isOK else {
+        return "seed \(seed): verify after the crash: \(report.problems.prefix(3).joined(separator: "; "))"
+      }
       var model = found
       let txn = try reopened.beginWrite()
       try work.transaction(txn, &model)
       try txn.commit()
       let again = reopened.verify()
-      guard again.isOK else { return "seed \(seed): verify after a commit on the recovered file: \(again.problems.prefix(3).joined(separator: "; "))" }
-      guard try StoreModel.read(reopened) == model else { return "seed \(seed): a commit on the recovered file reads back wrong" }
+      guard again.isOK else {
+        return
+          "seed \(seed): verify after a commit on the recovered file: \(again.problems.prefix(3).joined(separator: "; "))"
+      }
+      guard try StoreModel.read(reopened) == model else {
+        return "seed \(seed): a commit on the recovered file reads back wrong"
+      }
       return nil
     } catch {
       return "seed \(seed): \(error)"

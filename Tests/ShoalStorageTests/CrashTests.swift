@@ -32,7 +32,10 @@ import Testing
       try txn.createKeyspace("k")
       for i in 0..<100 { try txn.put(textValue(i, length: 300), forKey: bytes("\(i)"), in: "k") }
     }
-    let copy = try Store(file: MemoryFile(contents: PosixFile(path: dir.file(), create: false, readOnly: true).read(count: Int(fileSize(dir.file())), at: 0)))
+    let copy = try Store(
+      file: MemoryFile(
+        contents: PosixFile(path: dir.file(), create: false, readOnly: true).read(
+          count: Int(fileSize(dir.file())), at: 0)))
     #expect(try copy.read { try $0.count(in: "k") } == 100)
     #expect(copy.verify().isOK)
   }

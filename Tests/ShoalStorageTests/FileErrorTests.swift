@@ -6,7 +6,8 @@ import Testing
 @Suite struct FileErrorTests {
   @Test func aFileThatIsNotShoalIsRejected() throws {
     let dir = TemporaryDirectory()
-    try Data(String(repeating: "hello, this is a text file\n", count: 1000).utf8).write(to: URL(fileURLWithPath: dir.file()))
+    try Data(String(repeating: "hello, this is a text file\n", count: 1000).utf8).write(
+      to: URL(fileURLWithPath: dir.file()))
     #expect(throws: StorageError.notAShoalFile(path: dir.file())) { try Store.open(path: dir.file()) }
   }
 
@@ -19,7 +20,9 @@ import Testing
     let sum = Checksum.xxh64(Array(image[0..<32]))
     withUnsafeBytes(of: sum.littleEndian) { for (i, b) in $0.enumerated() { image[32 + i] = b } }
     try Data(image).write(to: URL(fileURLWithPath: dir.file()))
-    #expect(throws: StorageError.unsupportedFormatVersion(path: dir.file(), found: 2, supported: 1)) { try Store.open(path: dir.file()) }
+    #expect(throws: StorageError.unsupportedFormatVersion(path: dir.file(), found: 2, supported: 1)) {
+      try Store.open(path: dir.file())
+    }
   }
 
   @Test func aTruncatedFileIsRejected() throws {
@@ -45,7 +48,9 @@ import Testing
       }
     }
     truncate(dir.file(), 5000)
-    #expect(throws: StorageError.truncated(path: dir.file(), size: 5000, expected: FileLayout.dataStart)) { try Store.open(path: dir.file()) }
+    #expect(throws: StorageError.truncated(path: dir.file(), size: 5000, expected: FileLayout.dataStart)) {
+      try Store.open(path: dir.file())
+    }
   }
 
   @Test func directoriesMissingFilesAndForbiddenPathsAreClearErrors() throws {
@@ -89,7 +94,10 @@ import Testing
     #expect(try fellBack.read { try $0.get(bytes("v"), in: "k") } == bytes("one"))
     #expect(fellBack.verify().isOK)
     image[Int(FileLayout.metaOffset(slot: 1)) + 20] ^= 0x40
-    #expect(throws: StorageError.corrupt(path: "<memory>", offset: FileLayout.headerSize, reason: "neither meta record is valid")) {
+    #expect(
+      throws: StorageError.corrupt(
+        path: "<memory>", offset: FileLayout.headerSize, reason: "neither meta record is valid")
+    ) {
       try Store(file: MemoryFile(contents: image))
     }
   }

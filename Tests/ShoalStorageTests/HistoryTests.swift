@@ -33,10 +33,16 @@ import Testing
     #expect(records.map(\.version) == [1, 2, 3, 4, 5])
     #expect(records[0].keyspaces.map(\.keyspace) == ["people", "quiet"])
     #expect(records[0].keyspaces[0].created)
-    #expect(records[0].keyspaces[0].changes == [KeyChange(kind: .insert, key: bytes("1"), payload: [1]), KeyChange(kind: .insert, key: bytes("2"))])
+    #expect(
+      records[0].keyspaces[0].changes == [
+        KeyChange(kind: .insert, key: bytes("1"), payload: [1]), KeyChange(kind: .insert, key: bytes("2")),
+      ])
     #expect(records[0].keyspaces[1].changes.isEmpty, "an untracked keyspace records only its creation")
     #expect(records[1].keyspaces.map(\.keyspace) == ["people"])
-    #expect(records[1].keyspaces[0].changes == [KeyChange(kind: .update, key: bytes("1"), payload: [0b0110, 1]), KeyChange(kind: .delete, key: bytes("2"))])
+    #expect(
+      records[1].keyspaces[0].changes == [
+        KeyChange(kind: .update, key: bytes("1"), payload: [0b0110, 1]), KeyChange(kind: .delete, key: bytes("2")),
+      ])
     #expect(records[2].keyspaces[0].changes == [KeyChange(kind: .update, key: bytes("1"), payload: [8])])
     #expect(records[3].keyspaces[0].cleared && records[3].keyspaces[0].changes.isEmpty)
     #expect(records[4].keyspaces[0].dropped)

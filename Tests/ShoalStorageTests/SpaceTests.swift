@@ -17,7 +17,9 @@ import Testing
   func seed(_ store: Store) throws {
     try store.write { txn in
       try txn.createKeyspace("k")
-      for i in 0..<SpaceTests.keys { try txn.put(textValue(i, length: 100), forKey: bytes(String(format: "key%04d", i)), in: "k") }
+      for i in 0..<SpaceTests.keys {
+        try txn.put(textValue(i, length: 100), forKey: bytes(String(format: "key%04d", i)), in: "k")
+      }
     }
   }
 

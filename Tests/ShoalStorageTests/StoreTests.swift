@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ShoalStorage
@@ -46,9 +47,12 @@ import Testing
       try store.write { txn throws in
         for _ in 0..<400 {
           let n = Int.random(in: 0..<3000, using: &rng)
-          let key = Array(String(format: "%08d", n).utf8) + (n % 3 == 0 ? Array(repeating: UInt8(n % 251), count: n % 40) : [])
+          let key =
+            Array(String(format: "%08d", n).utf8) + (n % 3 == 0 ? Array(repeating: UInt8(n % 251), count: n % 40) : [])
           if Int.random(in: 0..<10, using: &rng) < 7 {
-            let length = Int.random(in: 0..<10, using: &rng) == 0 ? Int.random(in: 1600..<9000, using: &rng) : Int.random(in: 0..<300, using: &rng)
+            let length =
+              Int.random(in: 0..<10, using: &rng) == 0
+              ? Int.random(in: 1600..<9000, using: &rng) : Int.random(in: 0..<300, using: &rng)
             let value = textValue(n + round, length: length)
             try txn.put(value, forKey: key, in: "k")
             model[key] = value
@@ -72,7 +76,8 @@ import Testing
           let a = sorted.randomElement(using: &rng) ?? []
           let b = sorted.randomElement(using: &rng) ?? []
           let (lo, hi) = compareBytes(a, b) <= 0 ? (a, b) : (b, a)
-          let range = KeyRange(lower: lo, lowerInclusive: Bool.random(using: &rng), upper: hi, upperInclusive: Bool.random(using: &rng))
+          let range = KeyRange(
+            lower: lo, lowerInclusive: Bool.random(using: &rng), upper: hi, upperInclusive: Bool.random(using: &rng))
           let expected = sorted.filter { k in
             let cl = compareBytes(k, lo)
             let ch = compareBytes(k, hi)
@@ -97,13 +102,18 @@ import Testing
     let store = try Store(file: MemoryFile())
     try store.write { txn throws in
       try txn.createKeyspace("k")
-      for name in ["ant", "ape", "apple", "apricot", "bat", "b\u{FF}"] { try txn.put(bytes(name.uppercased()), forKey: bytes(name), in: "k") }
+      for name in ["ant", "ape", "apple", "apricot", "bat", "b\u{FF}"] {
+        try txn.put(bytes(name.uppercased()), forKey: bytes(name), in: "k")
+      }
       try txn.put([1], forKey: [0x61, 0x70, 0xFF], in: "k")
       try txn.put([2], forKey: [0x61, 0x71], in: "k")
     }
     try store.read { txn throws in
       let ks = try txn.keyspace("k")
-      #expect(try scan(ks.cursor(range: .prefix(bytes("ap")))).map(\.0) == [bytes("ape"), bytes("apple"), bytes("apricot"), [0x61, 0x70, 0xFF]])
+      #expect(
+        try scan(ks.cursor(range: .prefix(bytes("ap")))).map(\.0) == [
+          bytes("ape"), bytes("apple"), bytes("apricot"), [0x61, 0x70, 0xFF],
+        ])
       #expect(try ks.withValue(forKey: bytes("bat")) { $0.map { Array($0) } } == bytes("BAT"))
       var seen = 0
       try ks.forEach(range: .prefix(bytes("a"))) { _, _ in
@@ -172,7 +182,9 @@ import Testing
     let store = try Store(file: MemoryFile(), options: StoreOptions(cacheSize: 128 << 10))
     try store.write { txn throws in
       try txn.createKeyspace("accounts")
-      for i in 0..<200 { try txn.put(withUnsafeBytes(of: UInt64(100)) { Array($0) }, forKey: bytes("acct\(i)"), in: "accounts") }
+      for i in 0..<200 {
+        try txn.put(withUnsafeBytes(of: UInt64(100)) { Array($0) }, forKey: bytes("acct\(i)"), in: "accounts")
+      }
     }
     let old = try store.beginRead()
     // A writer thread moves money around (the total stays 20,000) while reader threads check
@@ -290,7 +302,9 @@ import Testing
     }
     for round in 0..<20 {
       try store.write { txn throws in
-        for i in stride(from: round, to: 20_000, by: 7) { try txn.put(textValue(i + round, length: 120), forKey: bytes("key\(i)"), in: "k") }
+        for i in stride(from: round, to: 20_000, by: 7) {
+          try txn.put(textValue(i + round, length: 120), forKey: bytes("key\(i)"), in: "k")
+        }
       }
     }
     let copyPath = dir.file("copy.shoal")
@@ -301,8 +315,12 @@ import Testing
     #expect(report.isOK, "\(report.problems)")
     #expect(report.info.freeBytes == 0)
     #expect(fileSize(copyPath) < fileSize(dir.file()))
-    let original = try store.read { txn in try txn.keyspaceNames().map { try scan(txn.keyspace($0).cursor()).map { $0.0 + [0] + $0.1 } } }
-    let copied = try copy.read { txn in try txn.keyspaceNames().map { try scan(txn.keyspace($0).cursor()).map { $0.0 + [0] + $0.1 } } }
+    let original = try store.read { txn in
+      try txn.keyspaceNames().map { try scan(txn.keyspace($0).cursor()).map { $0.0 + [0] + $0.1 } }
+    }
+    let copied = try copy.read { txn in
+      try txn.keyspaceNames().map { try scan(txn.keyspace($0).cursor()).map { $0.0 + [0] + $0.1 } }
+    }
     #expect(original == copied)
     #expect(try copy.read { try $0.keyspace("quiet").tracksChanges } == false)
   }
@@ -323,5 +341,3 @@ import Testing
     #expect(stats.misses > 0)
   }
 }
-
-import Synchronization

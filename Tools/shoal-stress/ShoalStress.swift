@@ -20,7 +20,8 @@ func finish(passed: Int, failures: [String]) throws {
 struct PowerLoss: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "powerloss",
-    abstract: "Cut the power at a random write or sync, tear unsynced writes, reopen and check every acknowledged commit.")
+    abstract:
+      "Cut the power at a random write or sync, tear unsynced writes, reopen and check every acknowledged commit.")
 
   @Option(help: "Number of trials.") var trials = 1000
   @Option(help: "Seed of the first trial; trial i uses seed + i.") var seed: UInt64 = 1

@@ -37,7 +37,8 @@ func fail(_ error: Error, json: Bool) throws -> Never {
 }
 
 struct Info: ParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Format, versions, sizes, compression and keyspaces of a file.")
+  static let configuration = CommandConfiguration(
+    abstract: "Format, versions, sizes, compression and keyspaces of a file.")
   @Argument(help: "The Shoal file.") var file: String
   @OptionGroup var output: Output
 
@@ -58,7 +59,9 @@ struct Info: ParsableCommand {
     print("nodes:             \(info.leafNodes) leaves, \(info.branchNodes) branches, \(info.blobs) blobs")
     print("change records:    \(info.historyRecords)")
     print("active versions:   \(info.activeVersions)")
-    if let v = info.recoveredFromVersion { print("recovered:         version \(v) was incomplete; opened the previous one") }
+    if let v = info.recoveredFromVersion {
+      print("recovered:         version \(v) was incomplete; opened the previous one")
+    }
     print("keyspaces:         \(info.keyspaces.count)")
     for ks in info.keyspaces { print("  \(ks.name): \(ks.entries) entries") }
   }
@@ -92,7 +95,11 @@ struct Verify: ParsableCommand {
 func escaped(_ bytes: [UInt8]) -> String {
   var s = ""
   for b in bytes {
-    if b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\\") { s.unicodeScalars.append(UnicodeScalar(b)) } else { s += String(format: "\\x%02x", b) }
+    if b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\\") {
+      s.unicodeScalars.append(UnicodeScalar(b))
+    } else {
+      s += String(format: "\\x%02x", b)
+    }
   }
   return s
 }
@@ -135,7 +142,8 @@ struct Dump: ParsableCommand {
 }
 
 struct Compact: ParsableCommand {
-  static let configuration = CommandConfiguration(abstract: "Write a compacted copy of FILE to OUT (which must not exist).")
+  static let configuration = CommandConfiguration(
+    abstract: "Write a compacted copy of FILE to OUT (which must not exist).")
   @Argument(help: "The Shoal file.") var file: String
   @Argument(help: "The new file.") var out: String
   @OptionGroup var output: Output

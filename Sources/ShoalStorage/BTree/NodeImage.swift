@@ -41,7 +41,8 @@ final class NodeImage: Sendable {
     let problem: String? = bytes.withUnsafeBytes { p -> String? in
       var previous = NodeImage.headerSize + 4 * (c + 1)
       for i in 0...c {
-        let o = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: NodeImage.headerSize + 4 * i, as: UInt32.self)))
+        let o = Int(
+          UInt32(littleEndian: p.loadUnaligned(fromByteOffset: NodeImage.headerSize + 4 * i, as: UInt32.self)))
         if i == 0 ? o != previous : o < previous { return "entry offset \(i) is out of order" }
         if o > n { return "entry offset \(i) points past the node" }
         if i > 0 {
@@ -61,9 +62,15 @@ final class NodeImage: Sendable {
             }
           } else {
             guard length >= BlockPointer.encodedSize + 10 else { return "branch entry \(i - 1) is too short" }
-            let keyLength = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start + BlockPointer.encodedSize + 8, as: UInt16.self)))
-            guard length == BlockPointer.encodedSize + 10 + keyLength else { return "branch entry \(i - 1) has a bad key length" }
-            guard BlockPointer.decode(p, at: start) != nil else { return "branch entry \(i - 1) has a bad child pointer" }
+            let keyLength = Int(
+              UInt16(
+                littleEndian: p.loadUnaligned(fromByteOffset: start + BlockPointer.encodedSize + 8, as: UInt16.self)))
+            guard length == BlockPointer.encodedSize + 10 + keyLength else {
+              return "branch entry \(i - 1) has a bad key length"
+            }
+            guard BlockPointer.decode(p, at: start) != nil else {
+              return "branch entry \(i - 1) has a bad child pointer"
+            }
           }
         }
         previous = o

@@ -13,7 +13,8 @@ extension Store {
   /// Writes a compacted copy into `file`, which must be empty.
   public func writeCopy(to file: StorageFile, durability: Durability = .full) throws {
     guard try file.size() == 0 else { throw StorageError.fileExists(path: file.path) }
-    let copy = try Store(file: file, options: StoreOptions(durability: durability == .memOnly ? .unsafe : durability, cacheSize: 1 << 20))
+    let copy = try Store(
+      file: file, options: StoreOptions(durability: durability == .memOnly ? .unsafe : durability, cacheSize: 1 << 20))
     try read { source in
       let txn = try copy.beginWrite()
       txn.recordsHistory = false

@@ -27,10 +27,15 @@ struct BlockReader: Sendable {
     guard bytes.count == Int(stored) else {
       throw corrupt("the file ends inside a block (needs \(stored) bytes, has \(bytes.count))")
     }
-    let sum = bytes.withUnsafeBytes { Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: pointer.birth)) }
+    let sum = bytes.withUnsafeBytes {
+      Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: pointer.birth))
+    }
     guard sum == pointer.checksum else { throw corrupt("checksum mismatch") }
     if pointer.codec == .raw { return bytes }
-    guard let raw = bytes.withUnsafeBytes({ BlockCodec.decode($0, codec: pointer.codec, rawLength: Int(pointer.rawLength)) }) else {
+    guard
+      let raw = bytes.withUnsafeBytes({ BlockCodec.decode($0, codec: pointer.codec, rawLength: Int(pointer.rawLength)) }
+      )
+    else {
       throw corrupt("the block does not decompress to \(pointer.rawLength) bytes")
     }
     return raw

@@ -86,7 +86,11 @@ public final class FaultInjectingFile: StorageFile {
     try state.withLock { s in
       if try FaultInjectingFile.tick(&s) { throw StorageError.powerLoss }
       let n = Int(size)
-      if s.current.count > n { s.current.removeSubrange(n...) } else { s.current.append(contentsOf: repeatElement(0, count: n - s.current.count)) }
+      if s.current.count > n {
+        s.current.removeSubrange(n...)
+      } else {
+        s.current.append(contentsOf: repeatElement(0, count: n - s.current.count))
+      }
       // Treated as a metadata operation that is durable at once.
       s.durable = s.current
       s.pending.removeAll()

@@ -46,7 +46,11 @@ public final class MemoryFile: StorageFile {
   public func truncate(to size: UInt64) throws {
     storage.withLock { bytes in
       let n = Int(size)
-      if bytes.count > n { bytes.removeSubrange(n...) } else { bytes.append(contentsOf: repeatElement(0, count: n - bytes.count)) }
+      if bytes.count > n {
+        bytes.removeSubrange(n...)
+      } else {
+        bytes.append(contentsOf: repeatElement(0, count: n - bytes.count))
+      }
     }
   }
 }

@@ -18,20 +18,24 @@ public protocol StorageFile: AnyObject, Sendable {
 
 extension StorageFile {
   /// Reads `count` bytes at `offset`; the result is shorter only if the file ends first.
-  func read(count: Int, at offset: UInt64) throws -> [UInt8] {
+  public func read(count: Int, at offset: UInt64) throws -> [UInt8] {
     var got = 0
     var bytes = try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
       initialized = 0
       got = try read(into: UnsafeMutableRawBufferPointer(buffer), at: offset)
       // Bytes past `got` are never exposed; zero them so the whole buffer is initialised.
-      if got < count { UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[got...]).initializeMemory(as: UInt8.self, repeating: 0) }
+      if got < count {
+        UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[got...]).initializeMemory(
+          as: UInt8.self, repeating: 0)
+      }
       initialized = count
     }
     if got < count { bytes.removeSubrange(got...) }
     return bytes
   }
 
-  func write(_ bytes: [UInt8], at offset: UInt64) throws {
+  /// Writes all of `bytes` at `offset`.
+  public func write(_ bytes: [UInt8], at offset: UInt64) throws {
     try bytes.withUnsafeBytes { try write($0, at: offset) }
   }
 }

@@ -24,7 +24,8 @@ enum Recovery {
       try leaf.bytes.withUnsafeBytes { p in
         for i in 0..<leaf.count {
           guard case .inline(let v) = leaf.value(p, i), let entry = KeyspaceEntry.decode(v) else {
-            throw StorageError.corrupt(path: blocks.path, offset: meta.catalog.offset, reason: "a catalog entry is malformed")
+            throw StorageError.corrupt(
+              path: blocks.path, offset: meta.catalog.offset, reason: "a catalog entry is malformed")
           }
           try walk(entry.root) { _ in }
         }
@@ -34,7 +35,8 @@ enum Recovery {
     if !meta.freeList.isNull, meta.freeList.birth == version {
       let bytes = try blocks.read(meta.freeList, limit: limit)
       guard let space = FreeSpace.decode(bytes), space.fileEnd == meta.fileEnd else {
-        throw StorageError.corrupt(path: blocks.path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
+        throw StorageError.corrupt(
+          path: blocks.path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
       }
     }
   }

@@ -60,7 +60,8 @@ extension Store {
       liveBytes: walker.extents.reduce(0) { $0 + $1.length }, freeBytes: walker.freeBytes,
       pendingFreeBytes: walker.pendingFreeBytes, uncompressedBytes: walker.rawBytes, storedBytes: walker.storedBytes,
       compressionRatio: walker.storedBytes == 0 ? 1 : Double(walker.rawBytes) / Double(walker.storedBytes),
-      leafNodes: walker.leaves, branchNodes: walker.branches, blobs: walker.blobs, historyRecords: walker.historyRecords,
+      leafNodes: walker.leaves, branchNodes: walker.branches, blobs: walker.blobs,
+      historyRecords: walker.historyRecords,
       keyspaces: walker.keyspaces, activeVersions: activeVersionCount, recoveredFromVersion: recoveredFromVersion)
     return VerifyReport(problems: walker.problems, info: info)
   }
@@ -128,7 +129,8 @@ private struct Walker {
     if !meta.freeList.isNull {
       do {
         let bytes = try blocks.read(meta.freeList, limit: limit)
-        extents.append(Extent(offset: meta.freeList.offset, length: meta.freeList.extentLength, owner: "free-space list"))
+        extents.append(
+          Extent(offset: meta.freeList.offset, length: meta.freeList.extentLength, owner: "free-space list"))
         if let space = FreeSpace.decode(bytes), space.fileEnd == meta.fileEnd {
           free = space.allExtents
           freeBytes = space.totalFreeBytes
@@ -178,8 +180,12 @@ private struct Walker {
       if i > firstChecked, compareBytes(keys[i - 1], keys[i]) >= 0 {
         problems.append("\(owner): keys out of order in node at \(p.offset)")
       }
-      if let lower, compareBytes(keys[i], lower) < 0 { problems.append("\(owner): a key below its range in node at \(p.offset)") }
-      if let upper, compareBytes(keys[i], upper) >= 0 { problems.append("\(owner): a key above its range in node at \(p.offset)") }
+      if let lower, compareBytes(keys[i], lower) < 0 {
+        problems.append("\(owner): a key below its range in node at \(p.offset)")
+      }
+      if let upper, compareBytes(keys[i], upper) >= 0 {
+        problems.append("\(owner): a key above its range in node at \(p.offset)")
+      }
     }
     if node.isLeaf {
       leaves += 1
@@ -206,8 +212,12 @@ private struct Walker {
       let (child, stored) = node.child(at: i)
       let childLower = i == 0 ? lower : keys[i]
       let childUpper = i + 1 < node.count ? keys[i + 1] : upper
-      if let got = walk(child, owner: owner, lower: childLower, upper: childUpper, depth: depth + 1, leafDepth: &leafDepth, leaf: leaf) {
-        if got != stored { problems.append("\(owner): node at \(child.offset) holds \(got) entries, its parent says \(stored)") }
+      if let got = walk(
+        child, owner: owner, lower: childLower, upper: childUpper, depth: depth + 1, leafDepth: &leafDepth, leaf: leaf)
+      {
+        if got != stored {
+          problems.append("\(owner): node at \(child.offset) holds \(got) entries, its parent says \(stored)")
+        }
         total += got
       } else {
         complete = false
@@ -223,7 +233,8 @@ private struct Walker {
     var previous: (UInt64, UInt64, String)?
     for e in all {
       if e.0 < FileLayout.dataStart || e.0 + e.1 > meta.fileEnd {
-        problems.append("\(e.2) at \(e.0) (+\(e.1)) lies outside the data area [\(FileLayout.dataStart), \(meta.fileEnd))")
+        problems.append(
+          "\(e.2) at \(e.0) (+\(e.1)) lies outside the data area [\(FileLayout.dataStart), \(meta.fileEnd))")
       }
       if let prev = previous, prev.0 + prev.1 > e.0 {
         problems.append("\(prev.2) at \(prev.0) (+\(prev.1)) overlaps \(e.2) at \(e.0) (+\(e.1))")
@@ -233,7 +244,8 @@ private struct Walker {
     }
     let area = meta.fileEnd - FileLayout.dataStart
     if problems.isEmpty, covered != area {
-      problems.append("\(area > covered ? area - covered : 0) bytes of the data area are neither reachable nor free (leaked)")
+      problems.append(
+        "\(area > covered ? area - covered : 0) bytes of the data area are neither reachable nor free (leaked)")
     }
   }
 }

@@ -90,7 +90,9 @@ enum FileLayout {
   static func checkHeader(_ bytes: [UInt8], path: String, fileSize: UInt64) throws {
     guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw StorageError.notAShoalFile(path: path) }
     var r = ByteReader(bytes, position: 8)
-    guard let version = r.fixed(UInt32.self) else { throw StorageError.truncated(path: path, size: fileSize, expected: dataStart) }
+    guard let version = r.fixed(UInt32.self) else {
+      throw StorageError.truncated(path: path, size: fileSize, expected: dataStart)
+    }
     guard version == formatVersion else {
       throw StorageError.unsupportedFormatVersion(path: path, found: version, supported: formatVersion)
     }

@@ -145,7 +145,11 @@ struct FreeSpace {
       guard !o1, !o2, length > 0, offset >= FileLayout.dataStart, end <= fileEnd,
         offset % FileLayout.granule == 0, length % FileLayout.granule == 0
       else { return nil }
-      if freedAt == 0 { space.addAvailable(offset, length) } else { space.pending.append(Extent(offset: offset, length: length, freedAt: freedAt)) }
+      if freedAt == 0 {
+        space.addAvailable(offset, length)
+      } else {
+        space.pending.append(Extent(offset: offset, length: length, freedAt: freedAt))
+      }
       previousEnd = end
     }
     return space

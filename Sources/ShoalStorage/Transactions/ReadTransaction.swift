@@ -14,7 +14,8 @@ public final class ReadTransaction: Sendable {
     self.meta = meta
     let blocks = store.blocks
     let limit = meta.fileEnd
-    reader = SnapshotReader(nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
+    reader = SnapshotReader(
+      nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
   }
 
   deinit { close() }
@@ -37,7 +38,8 @@ public final class ReadTransaction: Sendable {
     return try reader.withValue(.clean(meta.catalog, 0), Array(name.utf8)) { bytes in
       guard let bytes else { return nil }
       guard let entry = KeyspaceEntry.decode(bytes) else {
-        throw StorageError.corrupt(path: store.path, offset: meta.catalog.offset, reason: "catalog entry for '\(name)' is malformed")
+        throw StorageError.corrupt(
+          path: store.path, offset: meta.catalog.offset, reason: "catalog entry for '\(name)' is malformed")
       }
       return entry
     }
@@ -56,7 +58,8 @@ public final class ReadTransaction: Sendable {
   public func keyspaceNames() throws -> [String] {
     try checkOpen()
     guard !meta.catalog.isNull else { return [] }
-    let cursor = Cursor(reader: reader, range: .all, reverse: false, root: { [meta] in .clean(meta.catalog, 0) }, mutations: nil)
+    let cursor = Cursor(
+      reader: reader, range: .all, reverse: false, root: { [meta] in .clean(meta.catalog, 0) }, mutations: nil)
     var names: [String] = []
     while let name = try cursor.next({ key, _ in String(decoding: key, as: UTF8.self) }) { names.append(name) }
     return names
@@ -79,11 +82,15 @@ public final class ReadTransaction: Sendable {
     var records: [ChangeRecord] = []
     for v in (from + 1)...to {
       guard let bytes = try reader.get(root, ChangeRecord.key(for: v)) else {
-        let oldest = try reader.entry(root, at: 0).map { $0.key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) } } ?? version
+        let oldest =
+          try reader.entry(root, at: 0).map {
+            $0.key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+          } ?? version
         throw StorageError.historyUnavailable(from: from, to: to, oldestAvailable: oldest)
       }
       guard let record = ChangeRecord.decode(bytes), record.version == v else {
-        throw StorageError.corrupt(path: store.path, offset: meta.history.offset, reason: "change record of version \(v) is malformed")
+        throw StorageError.corrupt(
+          path: store.path, offset: meta.history.offset, reason: "change record of version \(v) is malformed")
       }
       records.append(record)
     }
@@ -124,7 +131,10 @@ public struct KeyspaceSnapshot: Sendable {
 
   /// Calls `body` for each entry in `range` with key and value seen in place; stops when
   /// `body` returns false.
-  public func forEach(range: KeyRange = .all, reverse: Bool = false, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+  public func forEach(
+    range: KeyRange = .all, reverse: Bool = false,
+    _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
     let cursor = self.cursor(range: range, reverse: reverse)
     while let more = try cursor.next(body), more {}
   }

@@ -67,7 +67,10 @@ public final class Cursor {
   private var started = false
   private var finished = false
 
-  init(reader: SnapshotReader, range: KeyRange, reverse: Bool, root: @escaping () throws -> ChildSlot?, mutations: (() -> Int)?) {
+  init(
+    reader: SnapshotReader, range: KeyRange, reverse: Bool, root: @escaping () throws -> ChildSlot?,
+    mutations: (() -> Int)?
+  ) {
     self.reader = reader
     self.remembersKeys = mutations != nil
     self.range = range

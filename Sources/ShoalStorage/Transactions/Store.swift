@@ -181,8 +181,10 @@ public final class Store: Sendable {
     writerThread.withLock { $0 = me }
     do {
       let (meta, cached, horizon, closed) = state.withLock { s in
-        (s.meta, s.freeSpaceVersion == s.meta.version ? s.freeSpace : nil,
-         min(s.pins.keys.min() ?? s.meta.version, s.meta.version), s.closed)
+        (
+          s.meta, s.freeSpaceVersion == s.meta.version ? s.freeSpace : nil,
+          min(s.pins.keys.min() ?? s.meta.version, s.meta.version), s.closed
+        )
       }
       if closed { throw StorageError.closed(path: path) }
       var space = try cached ?? loadFreeSpace(meta)
@@ -217,7 +219,8 @@ public final class Store: Sendable {
     guard !meta.freeList.isNull else { return FreeSpace(fileEnd: meta.fileEnd) }
     let bytes = try blocks.read(meta.freeList, limit: meta.fileEnd)
     guard let space = FreeSpace.decode(bytes), space.fileEnd == meta.fileEnd else {
-      throw StorageError.corrupt(path: path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
+      throw StorageError.corrupt(
+        path: path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
     }
     return space
   }

@@ -44,7 +44,8 @@ public final class WriteTransaction {
     historyRoot = base.history.isNull ? nil : .clean(base.history, 0)
     let blocks = store.blocks
     let limit = base.fileEnd
-    reader = SnapshotReader(nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
+    reader = SnapshotReader(
+      nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
     let version = base.version + 1
     editor = TreeEditor(nav: reader.nav) { [unowned self] p in
       self.freeSpace.free(offset: p.offset, length: p.extentLength, version: version)
@@ -67,9 +68,13 @@ public final class WriteTransaction {
       let bytes = try reader.get(root, Array(name.utf8))
     else { return nil }
     guard let entry = bytes.withUnsafeBytes({ KeyspaceEntry.decode($0) }) else {
-      throw StorageError.corrupt(path: store.path, offset: base.catalog.offset, reason: "catalog entry for '\(name)' is malformed")
+      throw StorageError.corrupt(
+        path: store.path, offset: base.catalog.offset, reason: "catalog entry for '\(name)' is malformed")
     }
-    states.append(KeyspaceState(name: name, root: entry.slot, count: entry.count, tracksChanges: entry.tracksChanges, existed: true, exists: true))
+    states.append(
+      KeyspaceState(
+        name: name, root: entry.slot, count: entry.count, tracksChanges: entry.tracksChanges, existed: true,
+        exists: true))
     stateIndex[name] = states.count - 1
     return states.count - 1
   }
@@ -95,7 +100,8 @@ public final class WriteTransaction {
       states[i].tracksChanges = tracksChanges
       states[i].modified = true
     } else {
-      var state = KeyspaceState(name: name, root: nil, count: 0, tracksChanges: tracksChanges, existed: false, exists: true)
+      var state = KeyspaceState(
+        name: name, root: nil, count: 0, tracksChanges: tracksChanges, existed: false, exists: true)
       state.created = true
       state.modified = true
       states.append(state)
@@ -150,7 +156,9 @@ public final class WriteTransaction {
   }
 
   /// Calls `body` with the value for `key` seen in place (nil if absent).
-  public func withValue<R>(forKey key: [UInt8], in keyspace: String, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+  public func withValue<R>(forKey key: [UInt8], in keyspace: String, _ body: (UnsafeRawBufferPointer?) throws -> R)
+    throws -> R
+  {
     try reader.withValue(states[try require(keyspace)].root, key, body)
   }
 
@@ -206,14 +214,17 @@ public final class WriteTransaction {
 
   private func record(_ i: Int, _ key: [UInt8], deleted: Bool, existed: Bool, _ info: [UInt8]) {
     guard let prior = states[i].changes[key] else {
-      states[i].changes[key] = PendingChange(kind: deleted ? .delete : (existed ? .update : .insert), payload: deleted ? [] : info)
+      states[i].changes[key] = PendingChange(
+        kind: deleted ? .delete : (existed ? .update : .insert), payload: deleted ? [] : info)
       return
     }
     switch (prior.kind, deleted) {
     case (.insert, true): states[i].changes[key] = nil
-    case (.insert, false): states[i].changes[key] = PendingChange(kind: .insert, payload: PendingChange.merge(prior.payload, info))
+    case (.insert, false):
+      states[i].changes[key] = PendingChange(kind: .insert, payload: PendingChange.merge(prior.payload, info))
     case (.update, true): states[i].changes[key] = PendingChange(kind: .delete, payload: [])
-    case (.update, false): states[i].changes[key] = PendingChange(kind: .update, payload: PendingChange.merge(prior.payload, info))
+    case (.update, false):
+      states[i].changes[key] = PendingChange(kind: .update, payload: PendingChange.merge(prior.payload, info))
     case (.delete, _): states[i].changes[key] = PendingChange(kind: .update, payload: info)
     }
   }
@@ -250,7 +261,9 @@ public final class WriteTransaction {
     if recordsHistory {
       let record = changeRecord()
       let bytes = record.encode()
-      _ = try editor.put(&historyRoot, ChangeRecord.key(for: version), bytes.count > StorageLimits.inlineValueLimit ? .pending(bytes) : .inline(bytes))
+      _ = try editor.put(
+        &historyRoot, ChangeRecord.key(for: version),
+        bytes.count > StorageLimits.inlineValueLimit ? .pending(bytes) : .inline(bytes))
     }
     // Trim records no pin can need: a reader at version p reads records after p.
     while let root = historyRoot, let first = try reader.entry(root, at: 0)?.key,
@@ -278,7 +291,8 @@ public final class WriteTransaction {
       let changes = s.changes.map { KeyChange(kind: $0.value.kind, key: $0.key, payload: $0.value.payload) }
         .sorted { compareBytes($0.key, $1.key) < 0 }
       if changes.isEmpty && !s.cleared && !s.created && !s.dropped { continue }
-      keyspaces.append(KeyspaceChanges(keyspace: s.name, created: s.created, cleared: s.cleared, dropped: s.dropped, changes: changes))
+      keyspaces.append(
+        KeyspaceChanges(keyspace: s.name, created: s.created, cleared: s.cleared, dropped: s.dropped, changes: changes))
     }
     keyspaces.sort { $0.keyspace < $1.keyspace }
     return ChangeRecord(version: version, keyspaces: keyspaces)
@@ -299,7 +313,9 @@ struct CommitWriter {
     }
     let length = FileLayout.roundUp(UInt64(stored.count))
     let offset = space.allocate(length)
-    let checksum = stored.withUnsafeBytes { Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version)) }
+    let checksum = stored.withUnsafeBytes {
+      Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
+    }
     var padded = stored
     padded.append(contentsOf: repeatElement(0, count: Int(length) - stored.count))
     try batch.add(padded, at: offset, to: store.file)
@@ -348,7 +364,9 @@ struct CommitWriter {
       var bytes = trial.encode()
       if UInt64(bytes.count) <= reserve {
         bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - bytes.count))
-        let checksum = bytes.withUnsafeBytes { Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version)) }
+        let checksum = bytes.withUnsafeBytes {
+          Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
+        }
         try batch.add(bytes, at: offset, to: store.file)
         space = trial
         return BlockPointer(

@@ -1,0 +1,46 @@
+# The two commands that matter on a fresh machine with only the Swift toolchain:
+#   make demo   installs liblz4-dev if missing, builds, runs the demo
+#   make test   installs what is missing, runs the test suites and the crash trials
+SWIFT ?= swift
+TRIALS ?= 1000
+SEED ?= 1
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps test demo bench fuzz clean
+
+# liblz4 (and pkg-config, which SwiftPM asks for its flags) from Debian's packages.
+deps:
+	@if [ ! -f /usr/include/lz4.h ] || ! command -v pkg-config >/dev/null; then \
+	  echo "installing liblz4-dev and pkg-config"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev pkg-config >/dev/null; \
+	fi
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test
+	$(SWIFT) build -c release --product shoal-stress
+	.build/release/shoal-stress powerloss --trials $(TRIALS) --seed $(SEED)
+	.build/release/shoal-stress corrupt --trials $(TRIALS) --seed $(SEED)
+
+demo: deps
+	$(SWIFT) build --product shoal-demo
+	$(SWIFT) build --product shoal
+	rm -f demo.shoal
+	.build/debug/shoal-demo demo.shoal
+	.build/debug/shoal info demo.shoal
+
+# Shoal side by side with LMDB and SQLite (needs liblmdb-dev and libsqlite3-dev).
+bench: deps
+	@if [ ! -f /usr/include/lmdb.h ] || [ ! -f /usr/include/sqlite3.h ]; then \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblmdb-dev libsqlite3-dev >/dev/null; \
+	fi
+	bash Benchmarks/bench.sh
+
+# libFuzzer over opening and walking files (see README).
+fuzz: deps
+	$(SWIFT) build -c release --product shoal-fuzz --scratch-path .build-fuzz \
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSHOAL_FUZZING
+	.build-fuzz/release/shoal-fuzz -max_total_time=$${FUZZ_SECONDS:-60}
+
+clean:
+	rm -rf .build .build-fuzz Benchmarks/.build demo.shoal
