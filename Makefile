@@ -39,7 +39,7 @@ bench: deps
 # libFuzzer over opening and walking files (see README).
 fuzz: deps
 	$(SWIFT) build -c release --product shoal-fuzz --scratch-path .build-fuzz \
-	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSHOAL_FUZZING
+	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSHOAL_FUZZING -Xswiftc -use-ld=lld
 	.build-fuzz/release/shoal-fuzz -max_total_time=$${FUZZ_SECONDS:-60}
 
 clean:

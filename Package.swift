@@ -12,6 +12,7 @@ let package = Package(
   dependencies: [
     .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
   ],
   targets: [
     .systemLibrary(
@@ -26,6 +27,7 @@ let package = Package(
       dependencies: [
         "CLZ4", "CShoalSystem",
         .product(name: "SystemPackage", package: "swift-system"),
+        .product(name: "Atomics", package: "swift-atomics"),
       ],
       path: "Sources/ShoalStorage"
     ),

@@ -40,6 +40,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   case historyUnavailable(from: UInt64, to: UInt64, oldestAvailable: UInt64)
   /// A version asked for is newer than the file's latest version.
   case versionNotFound(UInt64, latest: UInt64)
+  /// The lock file beside the data file cannot be created, locked or mapped.
+  case lockFileUnavailable(path: String, reason: String)
+  /// The lock file was made by an incompatible build (or is not a Shoal lock file).
+  case incompatibleLockFile(path: String, reason: String)
+  /// Too many versions are pinned (`StoreOptions.maximumNumberOfActiveVersions`).
+  case tooManyActiveVersions(count: Int, limit: Int, oldest: PinInfo?)
   /// Simulated power loss from `FaultInjectingFile`: every later operation fails.
   case powerLoss
   /// An argument outside what the engine accepts.
@@ -92,6 +98,19 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         "The change records from version \(from) to \(to) are no longer kept (oldest kept: \(oldest)). Keep a snapshot pinned to follow changes."
     case .versionNotFound(let version, let latest):
       return "Version \(version) does not exist; the latest version is \(latest)."
+    case .lockFileUnavailable(let path, let reason):
+      return
+        "The lock file '\(path)' cannot be used: \(reason). Shoal needs a writable directory beside the data file to coordinate processes; open read-only to use it from one process."
+    case .incompatibleLockFile(let path, let reason):
+      return
+        "Realm file is currently open in another process which cannot share access with this process: '\(path)' is incompatible (\(reason)). Close the other processes (or this build is older than theirs)."
+    case .tooManyActiveVersions(let count, let limit, let oldest):
+      var message = "Number of active versions (\(count)) in the Realm exceeded the limit of \(limit)"
+      if let oldest {
+        message +=
+          "; the oldest, version \(oldest.version), is pinned by process \(oldest.pid) for \(Double(Int(oldest.ageSeconds * 10)) / 10) s"
+      }
+      return message + ". Release old snapshots (read transactions, frozen objects) or raise the limit."
     case .powerLoss:
       return "Simulated power loss: the fault-injecting file accepts no more operations."
     case .invalidArgument(let message):

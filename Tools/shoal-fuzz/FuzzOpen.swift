@@ -40,17 +40,29 @@ enum FuzzOpen {
 }
 
 #if SHOAL_FUZZING
-  /// libFuzzer's entry point (build with `make fuzz`).
-  @_cdecl("LLVMFuzzerTestOneInput")
-  public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    FuzzOpen.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-    return 0
-  }
-#else
-  /// Without the fuzzer: replays the inputs named on the command line (crash reproducers).
-  @main
-  struct Replay {
-    static func main() throws {
+  /// libFuzzer's driver, linked by `-sanitize=fuzzer`. SwiftPM renames an executable's entry
+  /// point, so libFuzzer's own `main` is not used: `@main` below hands control to it.
+  @_silgen_name("LLVMFuzzerRunDriver")
+  func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+  ) -> CInt
+#endif
+
+@main
+struct FuzzMain {
+  static func main() throws {
+    #if SHOAL_FUZZING
+      var argc = CommandLine.argc
+      var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+      let status = LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+        FuzzOpen.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
+        return 0
+      }
+      if status != 0 { throw FuzzFailure(status: status) }
+    #else
+      // Without the fuzzer: replay the inputs named on the command line (crash reproducers).
       var count = 0
       for path in CommandLine.arguments.dropFirst() {
         let file = try PosixFile(path: path, create: false, readOnly: true)
@@ -59,6 +71,10 @@ enum FuzzOpen {
         count += 1
       }
       print("replayed \(count) inputs")
-    }
+    #endif
   }
-#endif
+}
+
+struct FuzzFailure: Error {
+  var status: CInt
+}

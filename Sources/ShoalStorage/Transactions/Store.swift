@@ -19,41 +19,81 @@ public final class Store: Sendable {
   public let options: StoreOptions
   let file: StorageFile
   let blocks: BlockReader
+  let coordinator: Coordinator
   /// When open found the newest meta torn or its blocks incomplete and used the previous
   /// one, the version it could not use.
   public let recoveredFromVersion: UInt64?
+  /// The lock file coordinating processes, or nil for a store only this process sees.
+  public let lockFilePath: String?
 
   private struct State {
-    var meta: Meta
-    var slot: Int
     /// The free space as of `freeSpaceVersion` (the writer's working copy between commits).
     var freeSpace: FreeSpace?
     var freeSpaceVersion: UInt64 = .max
-    var pins: [UInt64: Int] = [:]
     var closed = false
   }
 
-  private let state: Mutex<State>
+  private let state = Mutex(State())
   private let writerGate = DispatchSemaphore(value: 1)
   private let writerThread = Mutex<pthread_t?>(nil)
+  private let listeners: ChangeListeners
 
-  /// Opens (or creates) the store at `path`.
+  /// Opens (or creates) the store at `path`, shared with every other process that opens
+  /// it through the lock file `path + ".lock"`.
+  ///
+  /// If the lock file cannot be created or mapped (a read-only directory), a `readOnly`
+  /// open falls back to a single-process view; any other open fails with
+  /// `StorageError.lockFileUnavailable`.
   public static func open(path: String, options: StoreOptions = StoreOptions()) throws -> Store {
-    let file: StorageFile
-    if options.durability == .memOnly {
-      file = MemoryFile(path: path)
-    } else {
-      file = try PosixFile(path: path, create: options.create && !options.readOnly, readOnly: options.readOnly)
+    if options.durability == .memOnly { return try Store(file: MemoryFile(path: path), options: options) }
+    let file = try PosixFile(path: path, create: options.create && !options.readOnly, readOnly: options.readOnly)
+    let shared: SharedCoordinator?
+    do {
+      shared = try SharedCoordinator(dataFile: file)
+    } catch StorageError.lockFileUnavailable(_, _) where options.readOnly {
+      shared = nil
     }
-    return try Store(file: file, options: options)
+    return try Store(file: file, options: options, shared: shared)
   }
 
-  /// Opens a store over any `StorageFile` (a `MemoryFile` or a `FaultInjectingFile`).
-  public init(file: StorageFile, options: StoreOptions = StoreOptions()) throws {
+  /// Opens a store over any `StorageFile` (a `MemoryFile` or a `FaultInjectingFile`), seen
+  /// by this process only.
+  public convenience init(file: StorageFile, options: StoreOptions = StoreOptions()) throws {
+    try self.init(file: file, options: options, shared: nil)
+  }
+
+  init(file: StorageFile, options: StoreOptions, shared: SharedCoordinator?) throws {
     self.file = file
     self.path = file.path
     self.options = options
+    self.lockFilePath = shared?.lockPath
     self.blocks = BlockReader(file: file, cache: NodeCache(capacity: options.cacheSize))
+    if let shared, !shared.initializedSession {
+      // The session runs already: its published version is the truth.
+      let size = try file.size()
+      try FileLayout.checkHeader(
+        try file.read(count: Int(FileLayout.headerSize), at: 0), path: file.path, fileSize: size)
+      recoveredFromVersion = nil
+      coordinator = shared
+    } else {
+      let (meta, slot, recovered) = try Store.recover(file, blocks: blocks, options: options)
+      recoveredFromVersion = recovered
+      if let shared {
+        shared.finishInitialisation(meta, slot: slot)
+        coordinator = shared
+      } else {
+        coordinator = LocalCoordinator(meta: meta, slot: slot)
+      }
+    }
+    listeners = ChangeListeners(coordinator: coordinator)
+  }
+
+  deinit { listeners.stop() }
+
+  /// Finds the newest meta whose commit is whole (see `Recovery`), initialising an empty file.
+  private static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
+    Meta, Int, UInt64?
+  ) {
     var size = try file.size()
     if size == 0 {
       guard !options.readOnly else { throw StorageError.notAShoalFile(path: file.path) }
@@ -62,11 +102,7 @@ public final class Store: Sendable {
     }
     let header = try file.read(count: Int(FileLayout.headerSize), at: 0)
     try FileLayout.checkHeader(header, path: file.path, fileSize: size)
-    var candidates: [(Meta, Int)] = []
-    for slot in 0..<2 {
-      let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
-      if let meta = Meta.decode(bytes) { candidates.append((meta, slot)) }
-    }
+    var candidates = try Store.metas(in: file)
     if candidates.isEmpty, size <= FileLayout.dataStart, !options.readOnly {
       // Creation was interrupted before any meta landed: the file holds nothing yet.
       try Store.initialize(file)
@@ -75,8 +111,6 @@ public final class Store: Sendable {
     guard size >= FileLayout.dataStart else {
       throw StorageError.truncated(path: file.path, size: size, expected: FileLayout.dataStart)
     }
-    candidates.sort { $0.0.version > $1.0.version }
-    var chosen: (Meta, Int)?
     var failure: Error = StorageError.corrupt(
       path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
     for (meta, slot) in candidates {
@@ -86,15 +120,32 @@ public final class Store: Sendable {
       }
       do {
         try Recovery.verifyNewestCommit(meta, blocks: blocks)
-        chosen = (meta, slot)
-        break
+        let newest = candidates[0].0.version
+        return (meta, slot, newest != meta.version ? newest : nil)
       } catch {
         failure = error
       }
     }
-    guard let (meta, slot) = chosen else { throw failure }
-    recoveredFromVersion = candidates.first.flatMap { $0.0.version != meta.version ? $0.0.version : nil }
-    state = Mutex(State(meta: meta, slot: slot))
+    throw failure
+  }
+
+  /// The decodable meta records of `file`, newest first.
+  static func metas(in file: StorageFile) throws -> [(Meta, Int)] {
+    var found: [(Meta, Int)] = []
+    for slot in 0..<2 {
+      let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
+      if let meta = Meta.decode(bytes) { found.append((meta, slot)) }
+    }
+    return found.sorted { $0.0.version > $1.0.version }
+  }
+
+  /// The newest decodable meta of a file in use. Within a session every meta on disk was
+  /// written after its blocks, so the newest one is whole.
+  static func newestMeta(in file: StorageFile) throws -> (Meta, Int) {
+    guard let newest = try metas(in: file).first else {
+      throw StorageError.corrupt(path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
+    }
+    return newest
   }
 
   static let emptyMeta = Meta(
@@ -112,17 +163,23 @@ public final class Store: Sendable {
     try file.sync()
   }
 
+  /// Nanoseconds since 1970 (CLOCK_REALTIME), the clock of commit and publish timestamps.
+  public static func wallClock() -> UInt64 { now() }
+
+  /// When the newest version was published to readers, in `wallClock()` nanoseconds.
+  public var lastPublishTimestamp: UInt64 { coordinator.lastPublishTimestamp }
+
   static func now() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
   }
 
-  /// The newest committed version.
-  public var latestVersion: UInt64 { state.withLock { $0.meta.version } }
+  /// The newest committed version (file-wide).
+  public var latestVersion: UInt64 { coordinator.latest().0.version }
 
   /// The newest committed meta record.
-  public var latestMeta: Meta { state.withLock { $0.meta } }
+  public var latestMeta: Meta { coordinator.latest().0 }
 
   /// Closes the store: later transactions fail with `StorageError.closed`. Transactions
   /// already open keep working until they end; the file is closed when the last one ends.
@@ -130,37 +187,31 @@ public final class Store: Sendable {
 
   // MARK: Pins
 
-  /// Pins the newest version for a reader.
-  func pinLatest() throws -> Meta {
-    try state.withLock { s in
-      if s.closed { throw StorageError.closed(path: path) }
-      s.pins[s.meta.version, default: 0] += 1
-      return s.meta
-    }
-  }
+  func unpin(_ version: UInt64) { coordinator.unpin(version) }
 
-  func unpin(_ version: UInt64) {
-    state.withLock { s in
-      guard let n = s.pins[version] else { return }
-      s.pins[version] = n > 1 ? n - 1 : nil
-    }
-  }
+  /// The oldest version some reader pins, in any process (the newest when none does).
+  /// Pins of processes that died are reclaimed first.
+  public var oldestPinnedVersion: UInt64 { coordinator.oldestPin(latest: latestVersion) }
 
-  /// The oldest version some reader still pins (the newest version when none does).
-  public var oldestPinnedVersion: UInt64 {
-    state.withLock { s in s.pins.keys.min().map { min($0, s.meta.version) } ?? s.meta.version }
-  }
-
-  /// How many distinct versions are in use: the newest plus every older pinned one.
+  /// How many distinct versions are in use, file-wide: the newest plus every older pinned one.
   public var activeVersionCount: Int {
-    state.withLock { s in s.pins.keys.filter { $0 != s.meta.version }.count + 1 }
+    let latest = latestVersion
+    return Set(coordinator.pins().map(\.version).filter { $0 != latest && $0 != 0 }).count + 1
   }
+
+  /// Every pin in every process: who pins which version, for how long.
+  public func pins() -> [PinInfo] { coordinator.pins() }
+
+  /// How many dead processes' pins this store has reclaimed.
+  public var reclaimedProcessCount: Int { coordinator.reclaimedProcesses }
 
   // MARK: Transactions
 
-  /// Begins a read transaction at the newest version. It may be used from any thread.
+  /// Begins a read transaction at the newest version. Pinning costs no system call. It may
+  /// be used from any thread.
   public func beginRead() throws -> ReadTransaction {
-    ReadTransaction(store: self, meta: try pinLatest())
+    if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
+    return ReadTransaction(store: self, meta: try coordinator.pinLatest().0)
   }
 
   /// Runs `body` in a read transaction.
@@ -170,7 +221,17 @@ public final class Store: Sendable {
     return try body(txn)
   }
 
-  /// Begins the write transaction, waiting while another thread holds it.
+  /// Throws `tooManyActiveVersions` when more versions than the configured limit are pinned.
+  func checkVersionLimit(latest: UInt64) throws {
+    guard let limit = options.maximumNumberOfActiveVersions else { return }
+    let pins = coordinator.pins().filter { $0.version != latest && $0.version != 0 }
+    let count = Set(pins.map(\.version)).count + 1
+    if count > limit {
+      throw StorageError.tooManyActiveVersions(count: count, limit: limit, oldest: pins.min { $0.version < $1.version })
+    }
+  }
+
+  /// Begins the write transaction, waiting while another thread or process holds it.
   public func beginWrite() throws -> WriteTransaction {
     if options.readOnly { throw StorageError.readOnly(path: path) }
     let me = pthread_self()
@@ -179,19 +240,30 @@ public final class Store: Sendable {
     }
     writerGate.wait()
     writerThread.withLock { $0 = me }
+    var locked = false
     do {
-      let (meta, cached, horizon, closed) = state.withLock { s in
-        (
-          s.meta, s.freeSpaceVersion == s.meta.version ? s.freeSpace : nil,
-          min(s.pins.keys.min() ?? s.meta.version, s.meta.version), s.closed
-        )
+      if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
+      try coordinator.lockWriter()
+      locked = true
+      var (meta, slot) = coordinator.latest()
+      if lockFilePath != nil {
+        // A writer killed after writing its meta but before publishing it: the file is the truth.
+        let (onDisk, diskSlot) = try Store.newestMeta(in: file)
+        if onDisk.version > meta.version {
+          (meta, slot) = (onDisk, diskSlot)
+          coordinator.publish(meta, slot: slot)
+        }
       }
-      if closed { throw StorageError.closed(path: path) }
+      let horizon = coordinator.oldestPin(latest: meta.version)
+      try checkVersionLimit(latest: meta.version)
+      let cached = state.withLock { $0.freeSpaceVersion == meta.version ? $0.freeSpace : nil }
       var space = try cached ?? loadFreeSpace(meta)
       space.promote(horizon: horizon)
-      return WriteTransaction(store: self, base: meta, freeSpace: space, horizon: horizon)
+      return WriteTransaction(store: self, base: meta, slot: slot, freeSpace: space, horizon: horizon)
     } catch {
-      releaseWriter()
+      if locked { coordinator.unlockWriter() }
+      writerThread.withLock { $0 = nil }
+      writerGate.signal()
       throw error
     }
   }
@@ -211,6 +283,7 @@ public final class Store: Sendable {
   }
 
   func releaseWriter() {
+    coordinator.unlockWriter()
     writerThread.withLock { $0 = nil }
     writerGate.signal()
   }
@@ -225,18 +298,31 @@ public final class Store: Sendable {
     return space
   }
 
-  /// Publishes a committed version.
-  func publish(_ meta: Meta, freeSpace: FreeSpace) {
+  /// Publishes a committed version to readers and observers in every process.
+  func publish(_ meta: Meta, slot: Int, freeSpace: FreeSpace) {
     state.withLock { s in
-      s.meta = meta
-      s.slot = 1 - s.slot
       s.freeSpace = freeSpace
       s.freeSpaceVersion = meta.version
     }
+    coordinator.publish(meta, slot: slot)
   }
 
-  /// The meta slot the next commit writes (the one not holding the newest version).
-  var nextMetaSlot: Int { state.withLock { 1 - $0.slot } }
+  // MARK: Notification
+
+  /// Waits until a commit (from any process) moves the newest version past `version`;
+  /// returns the new newest version, or nil when `timeout` seconds pass first.
+  public func waitForChange(after version: UInt64, timeout: Double? = nil) -> UInt64? {
+    coordinator.waitForChange(after: version, timeout: timeout)
+  }
+
+  /// Calls `callback(from, to)` on this store's listener thread after each commit by any
+  /// process; `Store.changes(from:to:)` then tells what changed. Commits that come in
+  /// quick succession may arrive as one call spanning several versions, never out of order.
+  public func addChangeListener(_ callback: @escaping @Sendable (_ from: UInt64, _ to: UInt64) -> Void)
+    -> ChangeListenerToken
+  {
+    listeners.add(callback, startingAt: latestVersion)
+  }
 
   // MARK: History
 

@@ -19,12 +19,20 @@ public struct StoreOptions: Sendable {
   public var create: Bool
   /// Budget in bytes for decompressed nodes kept in memory.
   public var cacheSize: Int
+  /// The most versions that may be in use at once (the newest plus older pinned ones)
+  /// before beginning or committing a write fails with `tooManyActiveVersions`; nil for no
+  /// limit. Like RealmSwift's `maximumNumberOfActiveVersions`.
+  public var maximumNumberOfActiveVersions: Int?
 
-  public init(durability: Durability = .full, readOnly: Bool = false, create: Bool = true, cacheSize: Int = 64 << 20) {
+  public init(
+    durability: Durability = .full, readOnly: Bool = false, create: Bool = true, cacheSize: Int = 64 << 20,
+    maximumNumberOfActiveVersions: Int? = nil
+  ) {
     self.durability = durability
     self.readOnly = readOnly
     self.create = create
     self.cacheSize = cacheSize
+    self.maximumNumberOfActiveVersions = maximumNumberOfActiveVersions
   }
 }
 

@@ -34,9 +34,13 @@ public final class WriteTransaction {
     var changes: [[UInt8]: PendingChange] = [:]
   }
 
-  init(store: Store, base: Meta, freeSpace: FreeSpace, horizon: UInt64) {
+  /// The meta slot holding the base version; the commit writes the other one.
+  let baseSlot: Int
+
+  init(store: Store, base: Meta, slot: Int, freeSpace: FreeSpace, horizon: UInt64) {
     self.store = store
     self.base = base
+    self.baseSlot = slot
     self.baseVersion = base.version
     self.freeSpace = freeSpace
     self.horizon = horizon
@@ -244,6 +248,7 @@ public final class WriteTransaction {
     try checkOpen()
     defer { abort() }
     guard states.contains(where: { $0.modified }) else { return baseVersion }
+    try store.checkVersionLimit(latest: baseVersion)
     var writer = CommitWriter(store: store, version: version)
     // Keyspaces, then their catalog entries.
     for i in states.indices where states[i].modified {
@@ -280,8 +285,8 @@ public final class WriteTransaction {
     let meta = Meta(
       version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history)
-    try writer.finish(meta)
-    store.publish(meta, freeSpace: freeSpace)
+    try writer.finish(meta, slot: 1 - baseSlot)
+    store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace)
     return version
   }
 
@@ -379,9 +384,9 @@ struct CommitWriter {
 
   /// Writes the remaining blocks and the meta record into the slot not holding the newest
   /// version, then syncs once (durability `full`).
-  mutating func finish(_ meta: Meta) throws {
+  mutating func finish(_ meta: Meta, slot: Int) throws {
     try batch.flush(to: store.file)
-    try store.file.write(meta.encode(), at: FileLayout.metaOffset(slot: store.nextMetaSlot))
+    try store.file.write(meta.encode(), at: FileLayout.metaOffset(slot: slot))
     if store.options.durability == .full { try store.file.sync() }
   }
 }

@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+
+/// Keeps a change listener registered; `invalidate()` (or releasing it) removes it.
+public final class ChangeListenerToken: Sendable {
+  private let remove: @Sendable () -> Void
+  private let done = Atomic<Bool>(false)
+
+  init(remove: @escaping @Sendable () -> Void) { self.remove = remove }
+
+  deinit { invalidate() }
+
+  /// Stops the callbacks.
+  public func invalidate() {
+    if !done.exchange(true, ordering: .acquiringAndReleasing) { remove() }
+  }
+}
+
+/// The per-store listener thread: waits on the notifier and calls every registered
+/// callback with (from, to) for each move of the newest version, in order.
+final class ChangeListeners: Sendable {
+  typealias Callback = @Sendable (UInt64, UInt64) -> Void
+
+  private struct State {
+    var callbacks: [Int: (callback: Callback, last: UInt64)] = [:]
+    var nextID = 0
+    var running = false
+    var stopped = false
+  }
+
+  private let state = Mutex(State())
+  private let coordinator: Coordinator
+
+  init(coordinator: Coordinator) { self.coordinator = coordinator }
+
+  func add(_ callback: @escaping Callback, startingAt version: UInt64) -> ChangeListenerToken {
+    let (id, start) = state.withLock { s -> (Int, Bool) in
+      s.nextID += 1
+      s.callbacks[s.nextID] = (callback, version)
+      let start = !s.running && !s.stopped
+      s.running = s.running || start
+      return (s.nextID, start)
+    }
+    if start {
+      let thread = Thread { [self] in run() }
+      thread.name = "shoal-listener"
+      thread.start()
+    }
+    return ChangeListenerToken { [weak self] in self?.state.withLock { _ = $0.callbacks.removeValue(forKey: id) } }
+  }
+
+  func stop() {
+    state.withLock { $0.stopped = true }
+    coordinator.wakeAll()
+  }
+
+  private func run() {
+    var last = coordinator.latest().0.version
+    while !state.withLock({ $0.stopped }) {
+      // The timeout only bounds how long a stop can go unnoticed if a wake is missed.
+      guard let now = coordinator.waitForChange(after: last, timeout: 1), now != last else { continue }
+      last = now
+      let due = state.withLock { s -> [(Callback, UInt64)] in
+        var due: [(Callback, UInt64)] = []
+        for (id, entry) in s.callbacks where entry.last < now {
+          due.append((entry.callback, entry.last))
+          s.callbacks[id] = (entry.callback, now)
+        }
+        return due
+      }
+      for (callback, from) in due { callback(from, now) }
+    }
+  }
+}

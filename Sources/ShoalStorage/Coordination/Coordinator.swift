@@ -1,0 +1,124 @@
+import Synchronization
+
+/// One pinned version, as `Store.pins()` reports it.
+public struct PinInfo: Sendable, Codable, Equatable {
+  /// The process holding the pin.
+  public var pid: Int32
+  /// The pinned version.
+  public var version: UInt64
+  /// How long the version has been pinned, in seconds.
+  public var ageSeconds: Double
+}
+
+/// What a store needs from the processes and threads sharing its file: the published
+/// newest version, version pins, the writer lock and change notification.
+protocol Coordinator: AnyObject, Sendable {
+  /// Whether this coordinator initialised the session (and so must recover the file).
+  var initializedSession: Bool { get }
+  /// The newest published meta and the slot it is in.
+  func latest() -> (Meta, Int)
+  /// Publishes a new newest version to every process and wakes those waiting for it.
+  func publish(_ meta: Meta, slot: Int)
+  /// Pins the newest version; returns it.
+  func pinLatest() throws -> (Meta, Int)
+  func unpin(_ version: UInt64)
+  /// Takes the writer lock across processes (threads are serialised by the store).
+  func lockWriter() throws
+  func unlockWriter()
+  /// The oldest version any live reader pins, after reclaiming the pins of dead processes;
+  /// `latest` when nothing older is pinned.
+  func oldestPin(latest: UInt64) -> UInt64
+  /// Every pin, file-wide.
+  func pins() -> [PinInfo]
+  /// Waits until the published version is no longer `version`, or `timeout` seconds pass.
+  func waitForChange(after version: UInt64, timeout: Double?) -> UInt64?
+  /// Wakes every waiter (used when closing).
+  func wakeAll()
+  /// How many dead processes' pins were reclaimed so far.
+  var reclaimedProcesses: Int { get }
+  /// When the newest version was published (nanoseconds since 1970).
+  var lastPublishTimestamp: UInt64 { get }
+}
+
+/// The coordinator of a store that only this process can see (`memOnly`, or a store over a
+/// `StorageFile` given directly): pins and the newest version live in this process.
+final class LocalCoordinator: Coordinator {
+  private struct State {
+    var meta: Meta
+    var slot: Int
+    var pins: [UInt64: (count: Int, since: UInt64)] = [:]
+    var publishedAt: UInt64 = 0
+  }
+
+  private let state: Mutex<State>
+  private let sequence: FutexWord
+
+  init(meta: Meta, slot: Int) {
+    state = Mutex(State(meta: meta, slot: slot))
+    sequence = FutexWord(private: true)
+    sequence.store(UInt32(truncatingIfNeeded: meta.version))
+  }
+
+  deinit { sequence.deallocatePrivate() }
+
+  var initializedSession: Bool { true }
+  var reclaimedProcesses: Int { 0 }
+  var lastPublishTimestamp: UInt64 { state.withLock { $0.publishedAt } }
+
+  func latest() -> (Meta, Int) { state.withLock { ($0.meta, $0.slot) } }
+
+  func publish(_ meta: Meta, slot: Int) {
+    state.withLock {
+      $0.meta = meta
+      $0.slot = slot
+      $0.publishedAt = Store.now()
+    }
+    sequence.publish(UInt32(truncatingIfNeeded: meta.version))
+  }
+
+  func pinLatest() throws -> (Meta, Int) {
+    state.withLock { s in
+      let v = s.meta.version
+      if let pin = s.pins[v] {
+        s.pins[v] = (pin.count + 1, pin.since)
+      } else {
+        s.pins[v] = (1, Store.now())
+      }
+      return (s.meta, s.slot)
+    }
+  }
+
+  func unpin(_ version: UInt64) {
+    state.withLock { s in
+      guard let pin = s.pins[version] else { return }
+      s.pins[version] = pin.count > 1 ? (pin.count - 1, pin.since) : nil
+    }
+  }
+
+  func lockWriter() throws {}
+  func unlockWriter() {}
+
+  func oldestPin(latest: UInt64) -> UInt64 {
+    state.withLock { s in min(s.pins.keys.min() ?? latest, latest) }
+  }
+
+  func pins() -> [PinInfo] {
+    let now = Store.now()
+    let pid = getpid()
+    return state.withLock { s in
+      s.pins.map { PinInfo(pid: pid, version: $0.key, ageSeconds: Double(now &- $0.value.since) / 1e9) }
+    }
+  }
+
+  func waitForChange(after version: UInt64, timeout: Double?) -> UInt64? {
+    sequence.wait(after: version, timeout: timeout) { self.latest().0.version }
+  }
+
+  func wakeAll() { sequence.wakeAll() }
+}
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif

@@ -1,0 +1,405 @@
+import Atomics
+import CShoalSystem
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Coordination of every process that opens one file, through `FILE.lock`: a small file
+/// that each process maps, holding scratch state that never outlives the processes using it.
+///
+/// - Session start: byte `sessionByte` carries an OFD lock. An opener that gets it
+///   exclusively is alone, so it zeroes and (re)initialises the whole area (nothing from a
+///   previous boot, such as a stale pin, is trusted) and then downgrades to a shared lock,
+///   as every other opener holds.
+/// - Liveness: each opener claims a process slot `i` by taking an OFD write lock on byte
+///   `livenessBase + i`. The kernel drops it when the process dies, so a dead process is
+///   detected for certain; its reader slots are reclaimed at open and before each commit.
+/// - Reader slots: `{owner, version, since, pid}` per pinned version per process; pinning
+///   writes a slot and re-checks the published version (LMDB's protocol), no syscall.
+/// - The newest meta record, published under a seqlock, and the notifier's futex word.
+/// - The writer lock is an OFD write lock on the data file itself, so writers stay
+///   serialised even if the lock file is deleted while processes run.
+final class SharedCoordinator: Coordinator, @unchecked Sendable {  // The mapping is shared memory: every access is atomic.
+  // MARK: Layout of the lock file
+  static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
+  static let layoutVersion: UInt64 = 1
+  static let processSlots = 128
+  static let readerSlots = 1024
+  static let metaWords = 20  // 160 bytes >= Meta.encodedSize
+  static let offsetMagic = 0
+  static let offsetLayout = 8
+  static let offsetInitialized = 16
+  static let offsetSequence = 64  // u32 futex word
+  static let offsetWaiters = 68  // u32
+  static let offsetSeqlock = 128  // u64, then slot u64, then the meta words
+  static let offsetPublishedAt = offsetSeqlock + 16 + metaWords * 8
+  static let offsetProcesses = 512  // processSlots x 16 bytes: pid, claimed-at
+  static let offsetReaders = 4096  // readerSlots x 32 bytes: owner, version, since, pid
+  static let mapSize = offsetReaders + readerSlots * 32
+  static let sessionByte: Int64 = 1 << 20
+  static let livenessBase: Int64 = (1 << 20) + 1
+
+  let lockPath: String
+  private let lockFD: Int32
+  private let dataFD: Int32
+  private let dataFile: PosixFile
+  private let base: UnsafeMutableRawPointer
+  private let sequence: FutexWord
+  let initializedSession: Bool
+  /// This process's slot (its liveness byte).
+  private let processIndex: Int
+
+  private struct LocalPins {
+    /// version -> (slot index, readers in this process, since)
+    var pins: [UInt64: (slot: Int, count: Int, since: UInt64)] = [:]
+    var reclaimed = 0
+  }
+  private let local = Mutex(LocalPins())
+  private let dataPath: String
+
+  private func word(_ offset: Int) -> UnsafeAtomic<UInt64> {
+    UnsafeAtomic(at: (base + offset).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self))
+  }
+
+  /// Opens (creating if needed) `dataPath + ".lock"`. `dataFD` is the data file's descriptor
+  /// (for the writer lock and the lock file's permissions).
+  init(dataFile: PosixFile) throws {
+    let dataPath = dataFile.path
+    let dataFD = dataFile.descriptor.rawValue
+    self.dataFile = dataFile
+    self.dataPath = dataPath
+    self.dataFD = dataFD
+    lockPath = dataPath + ".lock"
+    var info = stat()
+    let mode = fstat(dataFD, &info) == 0 ? mode_t(info.st_mode & 0o777) : 0o644
+    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode)
+    guard fd >= 0 else {
+      let e = errno
+      throw StorageError.lockFileUnavailable(path: lockPath, reason: String(cString: strerror(e)))
+    }
+    var ok = false
+    defer { if !ok { close(fd) } }
+    // The lock file gets the data file's permissions, whatever the umask.
+    _ = fchmod(fd, mode)
+    lockFD = fd
+
+    var first = false
+    var attempts = 0
+    while true {
+      attempts += 1
+      if SharedCoordinator.ofdLock(fd, F_WRLCK, SharedCoordinator.sessionByte, wait: false) {
+        first = true
+        break
+      }
+      guard SharedCoordinator.ofdLock(fd, F_RDLCK, SharedCoordinator.sessionByte, wait: true) else {
+        throw StorageError.lockFileUnavailable(path: lockPath, reason: "cannot lock the session byte")
+      }
+      // Ready once the initialiser has set the flag; pread, as nothing is mapped yet.
+      var flag: UInt64 = 0
+      if pread(fd, &flag, 8, off_t(SharedCoordinator.offsetInitialized)) == 8, flag == 1 { break }
+      // The initialiser died before finishing: try again to become it.
+      SharedCoordinator.ofdUnlock(fd, SharedCoordinator.sessionByte)
+      if attempts > 100 {
+        throw StorageError.lockFileUnavailable(path: lockPath, reason: "the session was never initialised")
+      }
+    }
+    if first {
+      // Alone: nothing in the file is trusted. Zero it and set its size.
+      guard ftruncate(fd, 0) == 0, ftruncate(fd, off_t(SharedCoordinator.mapSize)) == 0 else {
+        throw StorageError.lockFileUnavailable(path: lockPath, reason: String(cString: strerror(errno)))
+      }
+    }
+    guard let mapped = mmap(nil, SharedCoordinator.mapSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
+      mapped != MAP_FAILED
+    else {
+      throw StorageError.lockFileUnavailable(path: lockPath, reason: "mmap failed: \(String(cString: strerror(errno)))")
+    }
+    base = mapped
+    sequence = FutexWord(
+      word: (mapped + SharedCoordinator.offsetSequence).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self),
+      waiters: (mapped + SharedCoordinator.offsetWaiters).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self))
+    initializedSession = first
+    if first {
+      UnsafeAtomic<UInt64>(
+        at: (mapped + SharedCoordinator.offsetMagic).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
+      )
+      .store(SharedCoordinator.magic, ordering: .relaxed)
+      UnsafeAtomic<UInt64>(
+        at: (mapped + SharedCoordinator.offsetLayout).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
+      )
+      .store(SharedCoordinator.layoutVersion, ordering: .relaxed)
+    } else {
+      let magic = UnsafeAtomic<UInt64>(
+        at: (mapped + SharedCoordinator.offsetMagic).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
+      ).load(ordering: .acquiring)
+      let layout = UnsafeAtomic<UInt64>(
+        at: (mapped + SharedCoordinator.offsetLayout).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
+      ).load(ordering: .acquiring)
+      guard magic == SharedCoordinator.magic, layout == SharedCoordinator.layoutVersion else {
+        munmap(mapped, SharedCoordinator.mapSize)
+        throw StorageError.incompatibleLockFile(
+          path: lockPath,
+          reason: magic == SharedCoordinator.magic
+            ? "lock file layout \(layout), this build uses \(SharedCoordinator.layoutVersion)"
+            : "the lock file's magic bytes do not match")
+      }
+    }
+    // Claim a process slot: the first liveness byte nobody holds.
+    var claimed: Int?
+    for i in 0..<SharedCoordinator.processSlots
+    where SharedCoordinator.ofdLock(fd, F_WRLCK, SharedCoordinator.livenessBase + Int64(i), wait: false) {
+      claimed = i
+      break
+    }
+    guard let index = claimed else {
+      munmap(mapped, SharedCoordinator.mapSize)
+      throw StorageError.lockFileUnavailable(
+        path: lockPath, reason: "all \(SharedCoordinator.processSlots) process slots are in use")
+    }
+    processIndex = index
+    ok = true
+    // A previous holder of this slot died: drop what it left.
+    clearReaderSlots(owner: index)
+    word(SharedCoordinator.offsetProcesses + index * 16).store(UInt64(getpid()), ordering: .sequentiallyConsistent)
+    word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(Store.now(), ordering: .relaxed)
+    if !first { _ = reclaimDeadProcesses() }
+  }
+
+  /// Called by the initialising opener once it has recovered the newest meta from the file;
+  /// marks the session ready and downgrades to a shared session lock.
+  func finishInitialisation(_ meta: Meta, slot: Int) {
+    guard initializedSession else { return }
+    publish(meta, slot: slot)
+    word(SharedCoordinator.offsetInitialized).store(1, ordering: .sequentiallyConsistent)
+    _ = SharedCoordinator.ofdLock(lockFD, F_RDLCK, SharedCoordinator.sessionByte, wait: false)
+  }
+
+  deinit {
+    // Leave no pin behind; give up the process slot and the session.
+    clearReaderSlots(owner: processIndex)
+    word(SharedCoordinator.offsetProcesses + processIndex * 16).store(0, ordering: .sequentiallyConsistent)
+    munmap(base, SharedCoordinator.mapSize)
+    close(lockFD)
+  }
+
+  var reclaimedProcesses: Int { local.withLock { $0.reclaimed } }
+  var lastPublishTimestamp: UInt64 { word(SharedCoordinator.offsetPublishedAt).load(ordering: .relaxed) }
+
+  // MARK: OFD locks
+
+  static func ofdLock(_ fd: Int32, _ type: Int32, _ offset: Int64, wait: Bool) -> Bool {
+    var lock = flock()
+    lock.l_type = Int16(type)
+    lock.l_whence = Int16(SEEK_SET)
+    lock.l_start = off_t(offset)
+    lock.l_len = 1
+    while true {
+      if fcntl(fd, wait ? SHOAL_F_OFD_SETLKW : SHOAL_F_OFD_SETLK, &lock) == 0 { return true }
+      if errno == EINTR { continue }
+      return false
+    }
+  }
+
+  static func ofdUnlock(_ fd: Int32, _ offset: Int64) {
+    _ = ofdLock(fd, F_UNLCK, offset, wait: false)
+  }
+
+  /// Whether some open file description holds a lock on `offset` (other than ours).
+  static func ofdHeld(_ fd: Int32, _ offset: Int64) -> Bool {
+    var lock = flock()
+    lock.l_type = Int16(F_WRLCK)
+    lock.l_whence = Int16(SEEK_SET)
+    lock.l_start = off_t(offset)
+    lock.l_len = 1
+    guard fcntl(fd, SHOAL_F_OFD_GETLK, &lock) == 0 else { return true }
+    return lock.l_type != Int16(F_UNLCK)
+  }
+
+  // MARK: The newest meta (seqlock)
+
+  func publish(_ meta: Meta, slot: Int) {
+    let seq = word(SharedCoordinator.offsetSeqlock)
+    let start = seq.load(ordering: .relaxed)
+    // An odd value means a writer died mid-publish: go on from the next even value.
+    let odd = start | 1
+    seq.store(odd, ordering: .relaxed)
+    Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.releasing)
+    word(SharedCoordinator.offsetSeqlock + 8).store(UInt64(slot), ordering: .relaxed)
+    var bytes = meta.encode()
+    bytes += [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8 - bytes.count)
+    bytes.withUnsafeBytes { p in
+      for i in 0..<SharedCoordinator.metaWords {
+        word(SharedCoordinator.offsetSeqlock + 16 + i * 8).store(
+          p.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self), ordering: .relaxed)
+      }
+    }
+    seq.store(odd &+ 1, ordering: .releasing)
+    word(SharedCoordinator.offsetPublishedAt).store(Store.now(), ordering: .relaxed)
+    sequence.publish(UInt32(truncatingIfNeeded: meta.version))
+  }
+
+  func latest() -> (Meta, Int) {
+    let seq = word(SharedCoordinator.offsetSeqlock)
+    var spins = 0
+    while true {
+      let s1 = seq.load(ordering: .acquiring)
+      if s1 & 1 == 0 {
+        var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
+        let slot = Int(word(SharedCoordinator.offsetSeqlock + 8).load(ordering: .relaxed))
+        bytes.withUnsafeMutableBytes { p in
+          for i in 0..<SharedCoordinator.metaWords {
+            p.storeBytes(
+              of: word(SharedCoordinator.offsetSeqlock + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8,
+              as: UInt64.self)
+          }
+        }
+        Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
+        if seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) { return (meta, slot) }
+      }
+      spins += 1
+      if spins > 10_000 {
+        // A publisher died mid-write: the data file's meta slots are the truth.
+        if let newest = try? Store.newestMeta(in: dataFile) { return newest }
+        spins = 0
+      }
+    }
+  }
+
+  func waitForChange(after version: UInt64, timeout: Double?) -> UInt64? {
+    sequence.wait(after: version, timeout: timeout) { self.latest().0.version }
+  }
+
+  func wakeAll() { sequence.wakeAll() }
+
+  // MARK: Pins
+
+  private func readerOffset(_ i: Int) -> Int { SharedCoordinator.offsetReaders + i * 32 }
+
+  func pinLatest() throws -> (Meta, Int) {
+    try local.withLock { l in
+      while true {
+        let (meta, slot) = latest()
+        let v = meta.version
+        if let pin = l.pins[v] {
+          l.pins[v] = (pin.slot, pin.count + 1, pin.since)
+          return (meta, slot)
+        }
+        // A free reader slot: claim it, publish the version, then check it is still the
+        // newest (a writer that began before the slot was visible may free older versions).
+        guard let index = claimReaderSlot(version: v) else {
+          throw StorageError.lockFileUnavailable(
+            path: lockPath, reason: "all \(SharedCoordinator.readerSlots) reader slots are in use")
+        }
+        if latest().0.version == v {
+          l.pins[v] = (index, 1, Store.now())
+          return (meta, slot)
+        }
+        releaseReaderSlot(index)
+      }
+    }
+  }
+
+  private func claimReaderSlot(version: UInt64) -> Int? {
+    let owner = UInt64(processIndex + 1)
+    for i in 0..<SharedCoordinator.readerSlots {
+      let o = readerOffset(i)
+      if word(o).compareExchange(expected: 0, desired: owner, ordering: .sequentiallyConsistent).exchanged {
+        word(o + 16).store(Store.now(), ordering: .relaxed)
+        word(o + 24).store(UInt64(getpid()), ordering: .relaxed)
+        word(o + 8).store(version, ordering: .sequentiallyConsistent)
+        return i
+      }
+    }
+    return nil
+  }
+
+  private func releaseReaderSlot(_ i: Int) {
+    let o = readerOffset(i)
+    word(o + 8).store(0, ordering: .sequentiallyConsistent)
+    word(o).store(0, ordering: .sequentiallyConsistent)
+  }
+
+  func unpin(_ version: UInt64) {
+    local.withLock { l in
+      guard let pin = l.pins[version] else { return }
+      if pin.count > 1 {
+        l.pins[version] = (pin.slot, pin.count - 1, pin.since)
+      } else {
+        l.pins[version] = nil
+        releaseReaderSlot(pin.slot)
+      }
+    }
+  }
+
+  private func clearReaderSlots(owner index: Int) {
+    let owner = UInt64(index + 1)
+    for i in 0..<SharedCoordinator.readerSlots where word(readerOffset(i)).load(ordering: .relaxed) == owner {
+      releaseReaderSlot(i)
+    }
+  }
+
+  /// Frees the slots of every process whose liveness lock is gone; returns how many.
+  func reclaimDeadProcesses() -> Int {
+    var count = 0
+    for i in 0..<SharedCoordinator.processSlots where i != processIndex {
+      // Readers of slot i exist only while its pid word is set: both the closing process
+      // and a reclaimer clear the reader slots before the pid word.
+      let pidWord = word(SharedCoordinator.offsetProcesses + i * 16)
+      guard pidWord.load(ordering: .relaxed) != 0 else { continue }
+      let byte = SharedCoordinator.livenessBase + Int64(i)
+      if SharedCoordinator.ofdHeld(lockFD, byte) { continue }
+      // Hold the byte while clearing, so that a process claiming the slot now waits for us.
+      guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, byte, wait: false) else { continue }
+      clearReaderSlots(owner: i)
+      pidWord.store(0, ordering: .sequentiallyConsistent)
+      SharedCoordinator.ofdUnlock(lockFD, byte)
+      count += 1
+    }
+    if count > 0 { local.withLock { $0.reclaimed += count } }
+    return count
+  }
+
+  func oldestPin(latest: UInt64) -> UInt64 {
+    _ = reclaimDeadProcesses()
+    var oldest = latest
+    for i in 0..<SharedCoordinator.readerSlots {
+      let o = readerOffset(i)
+      guard word(o).load(ordering: .sequentiallyConsistent) != 0 else { continue }
+      // 0: a slot being claimed; its reader re-checks the newest version after publishing.
+      let v = word(o + 8).load(ordering: .sequentiallyConsistent)
+      if v != 0 { oldest = min(oldest, v) }
+    }
+    return oldest
+  }
+
+  func pins() -> [PinInfo] {
+    let now = Store.now()
+    var result: [PinInfo] = []
+    for i in 0..<SharedCoordinator.readerSlots {
+      let o = readerOffset(i)
+      guard word(o).load(ordering: .acquiring) != 0 else { continue }
+      let since = word(o + 16).load(ordering: .relaxed)
+      result.append(
+        PinInfo(
+          pid: Int32(truncatingIfNeeded: word(o + 24).load(ordering: .relaxed)),
+          version: word(o + 8).load(ordering: .relaxed),
+          ageSeconds: since == 0 ? 0 : Double(now &- since) / 1e9))
+    }
+    return result.sorted { $0.version < $1.version }
+  }
+
+  // MARK: Writer lock
+
+  func lockWriter() throws {
+    guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: true) else {
+      throw StorageError.io(
+        path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
+    }
+  }
+
+  func unlockWriter() { SharedCoordinator.ofdUnlock(dataFD, 0) }
+}

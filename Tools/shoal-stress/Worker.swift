@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import ShoalStorage
+
+/// One process of a multi-process run or test. Every role prints one line per event on
+/// stdout (flushed at once), which is how the overlord and the tests follow it.
+struct Worker: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "A worker process (used by `run` and by the multi-process tests).",
+    shouldDisplay: false)
+
+  enum Role: String, ExpressibleByArgument, CaseIterable {
+    case writer, reader, observer, freezer
+    case put, wait, hold, commitLoop = "commit-loop", openClose = "open-close"
+  }
+
+  @Argument var role: Role
+  @Option var file: String
+  @Option(help: "Worker number (names its keys).") var id = 0
+  @Option var seed: UInt64 = 1
+  @Option(help: "put: key; wait: version to wait after.") var key = ""
+  @Option var value = ""
+  @Option var after: UInt64 = 0
+  @Option var count = 1
+  @Option(help: "Accounts in the bank.") var accounts = 100
+
+  func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+
+  func run() throws {
+    let store = try Store.open(path: file, options: StoreOptions(durability: .unsafe))
+    var rng = SplitMix64(seed: seed &+ UInt64(id) &* 7919)
+    switch role {
+    case .put:
+      let version = try store.write { txn -> UInt64 in
+        try txn.ensureKeyspace("kv")
+        try txn.put(Array(value.utf8), forKey: Array(key.utf8), in: "kv")
+        return txn.version
+      }
+      say("committed \(version)")
+    case .wait:
+      say("waiting \(store.latestVersion)")
+      guard let now = store.waitForChange(after: after, timeout: 60) else { throw ExitCode(3) }
+      let changes = try store.changes(from: after, to: now)
+      let keys = changes.flatMap {
+        $0.keyspaces.flatMap { $0.changes.map { "\($0.kind):\(String(decoding: $0.key, as: UTF8.self))" } }
+      }
+      say("woke \(now) \(keys.joined(separator: ","))")
+    case .hold:
+      let txn = try store.beginRead()
+      say("pinned \(txn.version)")
+      // Hold the pin until stdin closes or the process is killed.
+      _ = FileHandle.standardInput.readDataToEndOfFile()
+      txn.close()
+    case .commitLoop:
+      var n = 0
+      while count == 0 || n < count {
+        n += 1
+        let version = try store.write { txn -> UInt64 in
+          try txn.ensureKeyspace("loop")
+          // Several entries per commit, so a kill lands inside writes as often as between.
+          for j in 0..<20 {
+            try txn.put(
+              Array(repeating: UInt8(truncatingIfNeeded: n), count: 300), forKey: Array("e\(id)-\(j)".utf8), in: "loop")
+          }
+          try txn.put(Array("\(n)".utf8), forKey: Array("counter-\(id)".utf8), in: "loop")
+          return txn.version
+        }
+        say("committed \(version) \(n)")
+      }
+    case .openClose:
+      for i in 0..<count {
+        let s = try Store.open(path: file, options: StoreOptions(durability: .unsafe))
+        try s.write { txn in
+          try txn.ensureKeyspace("oc")
+          try txn.put(Array("\(i)".utf8), forKey: Array("p\(id)".utf8), in: "oc")
+        }
+        _ = try s.read { try $0.get(Array("p\(id)".utf8), in: "oc") }
+      }
+      say("done")
+    case .writer, .reader, .observer, .freezer:
+      try Bank(store: store, accounts: accounts, id: id).run(role, rng: &rng, say: say)
+    }
+  }
+}
+
+/// The bank workload of `shoal-stress run`: accounts whose total never changes.
+struct Bank {
+  static let keyspace = "accounts"
+  static let initialBalance: UInt64 = 1000
+  let store: Store
+  let accounts: Int
+  let id: Int
+
+  static func key(_ i: Int) -> [UInt8] { Array("acct-\(i)".utf8) }
+  static func encode(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+  static func decode(_ b: [UInt8]?) -> UInt64 {
+    guard let b, b.count == 8 else { return .max }
+    return b.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+  }
+
+  static func total(_ txn: ReadTransaction) throws -> UInt64 {
+    var sum: UInt64 = 0
+    try txn.keyspace(keyspace).forEach { _, v in
+      sum &+= v.loadUnaligned(as: UInt64.self)
+      return true
+    }
+    return sum
+  }
+
+  func run(_ role: Worker.Role, rng: inout SplitMix64, say: (String) -> Void) throws {
+    let expected = Bank.initialBalance * UInt64(accounts)
+    switch role {
+    case .writer:
+      var seq: UInt64 = 0
+      while true {
+        seq += 1
+        let transfers = Int.random(in: 1...20, using: &rng)
+        let version = try store.write { txn -> UInt64 in
+          for _ in 0..<transfers {
+            let a = Bank.key(Int.random(in: 0..<accounts, using: &rng))
+            let b = Bank.key(Int.random(in: 0..<accounts, using: &rng))
+            let va = Bank.decode(try txn.get(a, in: Bank.keyspace))
+            let amount = min(va, UInt64.random(in: 0...100, using: &rng))
+            try txn.put(Bank.encode(va - amount), forKey: a, in: Bank.keyspace)
+            let vb = Bank.decode(try txn.get(b, in: Bank.keyspace))
+            try txn.put(Bank.encode(vb + amount), forKey: b, in: Bank.keyspace)
+          }
+          // The writer's acknowledged sequence number commits with the transfers.
+          try txn.put(Bank.encode(seq), forKey: Array("ack-\(id)".utf8), in: "acks")
+          return txn.version
+        }
+        say("ack \(id) \(seq) \(version)")
+      }
+    case .reader:
+      while true {
+        let total = try store.read { try Bank.total($0) }
+        if total != expected { say("violation reader total \(total) expected \(expected)") }
+        say("read")
+      }
+    case .observer:
+      // Hold a pin on the last version seen so its change records stay available.
+      var pin = try store.beginRead()
+      var last = pin.version
+      say("observing \(last)")
+      while true {
+        guard let now = store.waitForChange(after: last, timeout: 5) else { continue }
+        guard now > last else {
+          say("violation observer saw the version go back from \(last) to \(now)")
+          continue
+        }
+        let woke = Store.wallClock()
+        let published = store.lastPublishTimestamp
+        let records = try store.changes(from: last, to: now)
+        let versions = records.map(\.version)
+        if versions != Array((last + 1)...now) {
+          say(
+            "violation observer saw \(versions.first ?? 0)...\(versions.last ?? 0) after \(last), expected \(last + 1)...\(now)"
+          )
+        }
+        if published > 0, woke >= published, now == store.latestVersion { say("latency \((woke - published) / 1000)") }
+        let next = try store.beginRead()
+        pin.close()
+        pin = next
+        last = now
+      }
+    case .freezer:
+      while true {
+        let txn = try store.beginRead()
+        let before = try Bank.total(txn)
+        Thread.sleep(forTimeInterval: Double.random(in: 0...0.3, using: &rng))
+        let after = try Bank.total(txn)
+        if before != expected || after != expected {
+          say("violation freezer \(before) \(after) at version \(txn.version)")
+        }
+        txn.close()
+        say("froze")
+      }
+    default:
+      break
+    }
+  }
+}
