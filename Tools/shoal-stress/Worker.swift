@@ -11,7 +11,7 @@ struct Worker: ParsableCommand {
 
   enum Role: String, ExpressibleByArgument, CaseIterable {
     case writer, reader, observer, freezer
-    case put, wait, hold, commitLoop = "commit-loop", openClose = "open-close"
+    case put, get, wait, hold, commitLoop = "commit-loop", openClose = "open-close"
   }
 
   @Argument var role: Role
@@ -39,6 +39,9 @@ struct Worker: ParsableCommand {
         return txn.version
       }
       say("committed \(version)")
+    case .get:
+      let value = try store.read { try $0.get(Array(key.utf8), in: "kv") }
+      say("value \(store.latestVersion) \(value.map { String(decoding: $0, as: UTF8.self) } ?? "<none>")")
     case .wait:
       say("waiting \(store.latestVersion)")
       guard let now = store.waitForChange(after: after, timeout: 60) else { throw ExitCode(3) }

@@ -1,0 +1,205 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ShoalStorage
+
+/// Real processes on one file: the lock file, the writer lock, reader slots, the notifier.
+@Suite(.serialized) struct MultiProcessTests {
+  @Test func twoProcessesSeeEachOthersCommits() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    let child = try Child.worker("put", file: dir.file(), ["--key", "from-child", "--value", "hello"])
+    let line = try child.line(startingWith: "committed")
+    #expect(child.wait() == 0)
+    #expect(store.latestVersion == UInt64(line.split(separator: " ")[1]))
+    #expect(try store.read { try $0.get(bytes("from-child"), in: "kv") } == bytes("hello"))
+    try store.write { try $0.put(bytes("from-parent"), forKey: bytes("p"), in: "kv") }
+    #expect(try store.read { try $0.get(bytes("p"), in: "kv") } == bytes("from-parent"))
+    // A second child sees the parent's commit when it opens.
+    let reader = try Child.worker("get", file: dir.file(), ["--key", "p"])
+    #expect(try reader.line(startingWith: "value") == "value \(store.latestVersion) from-parent")
+    #expect(reader.wait() == 0)
+    #expect(FileManager.default.fileExists(atPath: dir.file() + ".lock"))
+  }
+
+  @Test func anObserverInAnotherProcessIsWokenByACommit() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    let base = store.latestVersion
+    let observer = try Child.worker("wait", file: dir.file(), ["--after", "\(base)"])
+    _ = try observer.line(startingWith: "waiting")
+    try store.write { txn in
+      try txn.put(bytes("1"), forKey: bytes("a"), in: "kv")
+      try txn.put(bytes("2"), forKey: bytes("b"), in: "kv")
+    }
+    let woke = try observer.line(startingWith: "woke")
+    #expect(woke == "woke \(base + 1) insert:a,insert:b")
+    #expect(observer.wait() == 0)
+  }
+
+  @Test func listenersInThisProcessSeeAnotherProcessesCommits() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    let seen = Mutex<[(UInt64, UInt64)]>([])
+    let arrived = DispatchSemaphore(value: 0)
+    let token = store.addChangeListener { from, to in
+      seen.withLock { $0.append((from, to)) }
+      arrived.signal()
+    }
+    let child = try Child.worker("put", file: dir.file(), ["--key", "k", "--value", "v"])
+    _ = try child.line(startingWith: "committed")
+    #expect(arrived.wait(timeout: .now() + 30) == .success)
+    #expect(seen.withLock { $0.last.map { $0.1 } } == store.latestVersion)
+    token.invalidate()
+    _ = child.wait()
+  }
+
+  @Test(arguments: [3, 11, 29])
+  func aWriterKilledMidCommitLosesOnlyItsOwnTransaction(after commits: Int) throws {
+    let dir = TemporaryDirectory()
+    let writer = try Child.worker("commit-loop", file: dir.file(), ["--count", "0", "--id", "7"])
+    var acknowledged = 0
+    while acknowledged < commits {
+      acknowledged = Int(try writer.line(startingWith: "committed").split(separator: " ")[2]) ?? 0
+    }
+    writer.kill()
+    // Lines still in the pipe were acknowledged before the kill too.
+    for line in writer.remainingLines(timeout: 5) where line.hasPrefix("committed") {
+      acknowledged = max(acknowledged, Int(line.split(separator: " ")[2]) ?? 0)
+    }
+    // The next writer proceeds at once: the kernel released the dead writer's lock.
+    let path = dir.file()
+    let result = Mutex<Result<Int, Error>?>(nil)
+    #expect(
+      finishes(within: 60) {
+        result.withLock {
+          $0 = Result {
+            let store = try Store.open(path: path)
+            let counter = try store.read { try $0.get(bytes("counter-7"), in: "loop") }
+            try store.write { try $0.put(bytes("after"), forKey: bytes("survivor"), in: "loop") }
+            guard store.verify().isOK else { return -1 }
+            return Int(String(decoding: counter ?? [], as: UTF8.self)) ?? 0
+          }
+        }
+      })
+    let stored = try #require(try result.withLock { $0 }?.get())
+    // Every acknowledged commit is there; at most the one in flight beyond it.
+    #expect(stored >= acknowledged)
+    #expect(stored <= acknowledged + 1)
+  }
+
+  @Test func aKilledReadersPinIsReclaimed() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    let holder = try Child.worker("hold", file: dir.file())
+    let pinned = UInt64(try holder.line(startingWith: "pinned").split(separator: " ")[1]) ?? 0
+    for i in 0..<5 { try store.write { try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv") } }
+    #expect(store.activeVersionCount == 2)
+    #expect(store.pins().contains { $0.version == pinned && $0.pid == holder.process.processIdentifier })
+    #expect(store.oldestPinnedVersion == pinned)
+    holder.kill()
+    // Reclaimed before the next commit.
+    try store.write { try $0.put([9], forKey: [9], in: "kv") }
+    #expect(store.activeVersionCount == 1)
+    #expect(store.reclaimedProcessCount >= 1)
+    #expect(store.pins().isEmpty)
+    #expect(store.verify().isOK)
+  }
+
+  @Test func theVersionLimitErrorSaysWhoPinsTheOldestVersion() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file(), options: StoreOptions(maximumNumberOfActiveVersions: 2))
+    try store.write { try $0.createKeyspace("kv") }
+    let holder = try Child.worker("hold", file: dir.file())
+    let pinned = try holder.line(startingWith: "pinned").split(separator: " ")[1]
+    try store.write { try $0.put([1], forKey: [1], in: "kv") }
+    let mine = try store.beginRead()
+    try store.write { try $0.put([2], forKey: [2], in: "kv") }
+    // Three versions in use now (the holder's, mine, the newest): over the limit of 2.
+    do {
+      _ = try store.beginWrite()
+      Issue.record("beginWrite succeeded over the limit")
+    } catch let error as StorageError {
+      let message = error.description
+      #expect(message.hasPrefix("Number of active versions (3) in the Realm exceeded the limit of 2"))
+      #expect(message.contains("version \(pinned)"))
+      #expect(message.contains("process \(holder.process.processIdentifier)"))
+    }
+    mine.close()
+    holder.kill()
+    try store.write { try $0.put([3], forKey: [3], in: "kv") }
+  }
+
+  @Test func fiftyProcessesOpenAndCloseTheSameFileAtOnce() throws {
+    let dir = TemporaryDirectory()
+    let children = try (0..<50).map { i in try Child.worker("open-close", file: dir.file(), ["--id", "\(i)", "--count", "3"]) }
+    var failures = 0
+    for child in children {
+      let done = (try? child.line(startingWith: "done")) != nil
+      if !done || child.wait() != 0 { failures += 1 }
+    }
+    #expect(failures == 0)
+    let store = try Store.open(path: dir.file())
+    #expect(try store.read { try $0.count(in: "oc") } == 50)
+    #expect(store.verify().isOK)
+  }
+
+  @Test func aShortStressRunWithKillsPasses() throws {
+    let dir = TemporaryDirectory()
+    let run = try Child(["run", "--processes", "5", "--seconds", "4", "--kill-every", "0.5", "--file", dir.file()])
+    let json = try run.line(startingWith: "{", timeout: 120)
+    #expect(run.wait() == 0, "\(json)")
+    let fields = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] ?? [:]
+    #expect(fields["violations"] as? Int == 0)
+    #expect(fields["lost"] as? Int == 0)
+    #expect(fields["verify"] as? String == "ok")
+    #expect((fields["kills"] as? Int ?? 0) >= 4)
+    #expect((fields["commits"] as? Int ?? 0) > 0)
+  }
+
+  @Test func aStaleLockFileIsReinitialisedAndAForeignOneIsRefused() throws {
+    let dir = TemporaryDirectory()
+    // Garbage from a previous boot: nobody holds it, so the first opener starts afresh.
+    try Data(repeating: 0xAB, count: 100_000).write(to: URL(fileURLWithPath: dir.file() + ".lock"))
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { try $0.createKeyspace("kv") }
+      #expect(store.activeVersionCount == 1)
+    }
+    // A live session whose lock file another build wrote: refused with a clear error.
+    let holder = try Child.worker("hold", file: dir.file())
+    _ = try holder.line(startingWith: "pinned")
+    let lock = try PosixFile(path: dir.file() + ".lock", create: false, readOnly: false)
+    try lock.write([0x58, 0x58, 0x58, 0x58, 0x58, 0x58, 0x58, 0x58], at: 0)
+    #expect(throws: StorageError.incompatibleLockFile(path: dir.file() + ".lock", reason: "the lock file's magic bytes do not match")) {
+      try Store.open(path: dir.file())
+    }
+    holder.kill()
+  }
+
+  @Test func deletingTheLockFileWhileProcessesRunCorruptsNothing() throws {
+    let dir = TemporaryDirectory()
+    let writer = try Child.worker("commit-loop", file: dir.file(), ["--count", "0", "--id", "1"])
+    _ = try writer.line(startingWith: "committed")
+    try FileManager.default.removeItem(atPath: dir.file() + ".lock")
+    // A new session on a new lock file: writers still exclude each other through the data
+    // file's own lock, and each reads the newest meta from the data file.
+    let store = try Store.open(path: dir.file())
+    for i in 0..<30 {
+      try store.write { txn in
+        try txn.ensureKeyspace("mine")
+        try txn.put(textValue(i, length: 500), forKey: bytes("m\(i)"), in: "mine")
+      }
+    }
+    let last = Int(try writer.line(startingWith: "committed").split(separator: " ")[2]) ?? 0
+    writer.kill()
+    let reopened = try Store.open(path: dir.file())
+    #expect(reopened.verify().isOK)
+    #expect(try reopened.read { try $0.count(in: "mine") } == 30)
+    let counter = try reopened.read { try $0.get(bytes("counter-1"), in: "loop") }
+    #expect((Int(String(decoding: counter ?? [], as: UTF8.self)) ?? 0) >= last)
+  }
+}

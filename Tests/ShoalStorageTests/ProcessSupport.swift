@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A real child process running `shoal-stress worker …` (or any `shoal-stress` command),
+/// followed line by line on its stdout.
+final class Child {
+  let process = Process()
+  private let output = Pipe()
+  private let input = Pipe()
+  private var buffer: [UInt8] = []
+
+  static var executable: URL {
+    URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+      .appendingPathComponent("shoal-stress")
+  }
+
+  init(_ arguments: [String]) throws {
+    guard FileManager.default.isExecutableFile(atPath: Child.executable.path) else {
+      throw ChildError.missing("\(Child.executable.path) is not built: run `swift build --build-tests` first")
+    }
+    process.executableURL = Child.executable
+    process.arguments = arguments
+    process.standardOutput = output
+    process.standardInput = input
+    try process.run()
+  }
+
+  static func worker(_ role: String, file: String, _ extra: [String] = []) throws -> Child {
+    try Child(["worker", role, "--file", file] + extra)
+  }
+
+  /// The next line, waiting at most `timeout` seconds (poll on the pipe, no sleeping).
+  func line(timeout: Double = 60) throws -> String {
+    let deadline = Date().addingTimeInterval(timeout)
+    let fd = output.fileHandleForReading.fileDescriptor
+    while true {
+      if let newline = buffer.firstIndex(of: 10) {
+        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+        buffer.removeSubrange(...newline)
+        return line
+      }
+      let left = deadline.timeIntervalSinceNow
+      guard left > 0 else { throw ChildError.timeout("no line from \(process.arguments ?? []) within \(timeout)s") }
+      var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&pfd, 1, Int32(min(left, 1) * 1000))
+      if ready > 0 {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = read(fd, &chunk, chunk.count)
+        if n <= 0 { throw ChildError.ended("\(process.arguments ?? []) closed its output") }
+        buffer += chunk[0..<n]
+      }
+    }
+  }
+
+  /// Reads lines until one starts with `prefix`.
+  func line(startingWith prefix: String, timeout: Double = 60) throws -> String {
+    while true {
+      let l = try line(timeout: timeout)
+      if l.hasPrefix(prefix) { return l }
+    }
+  }
+
+  /// Every line still in the pipe, until the process's output ends.
+  func remainingLines(timeout: Double = 60) -> [String] {
+    var lines: [String] = []
+    while let l = try? line(timeout: timeout) { lines.append(l) }
+    return lines
+  }
+
+  func kill() {
+    Glibc.kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+  }
+
+  func closeInput() { try? input.fileHandleForWriting.close() }
+
+  /// Waits for a normal exit; returns the status.
+  func wait() -> Int32 {
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+}
+
+enum ChildError: Error {
+  case missing(String)
+  case timeout(String)
+  case ended(String)
+}
+
+/// Runs `body` on another thread and waits at most `timeout` seconds for it; false when it
+/// did not finish in time (a hang), so a test can fail instead of blocking forever.
+func finishes(within timeout: Double, _ body: @escaping @Sendable () -> Void) -> Bool {
+  let done = DispatchSemaphore(value: 0)
+  Thread.detachNewThread {
+    body()
+    done.signal()
+  }
+  return done.wait(timeout: .now() + timeout) == .success
+}
