@@ -21,6 +21,7 @@ test: deps
 	$(SWIFT) build -c release --product shoal-stress
 	.build/release/shoal-stress powerloss --trials $(TRIALS) --seed $(SEED)
 	.build/release/shoal-stress corrupt --trials $(TRIALS) --seed $(SEED)
+	.build/release/shoal-stress run --processes 6 --seconds 20 --kill-every 1 --seed $(SEED)
 
 demo: deps
 	$(SWIFT) build --product shoal-demo
@@ -28,6 +29,9 @@ demo: deps
 	rm -f demo.shoal
 	.build/debug/shoal-demo demo.shoal
 	.build/debug/shoal info demo.shoal
+	$(SWIFT) build --product shoal-share-example
+	rm -f shared.shoal shared.shoal.lock
+	.build/debug/shoal-share-example shared.shoal
 
 # Shoal side by side with LMDB and SQLite (needs liblmdb-dev and libsqlite3-dev).
 bench: deps
@@ -43,4 +47,4 @@ fuzz: deps
 	.build-fuzz/release/shoal-fuzz -max_total_time=$${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build demo.shoal
+	rm -rf .build .build-fuzz Benchmarks/.build demo.shoal shared.shoal shared.shoal.lock

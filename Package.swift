@@ -53,6 +53,21 @@ let package = Package(
     // libFuzzer target: `make fuzz` builds it with -sanitize=fuzzer; a plain build replays inputs.
     .executableTarget(name: "shoal-fuzz", dependencies: ["ShoalStorage", "ShoalTrials"], path: "Tools/shoal-fuzz"),
     .executableTarget(name: "shoal-demo", dependencies: ["Shoal"], path: "Examples/Demo"),
+    .executableTarget(name: "shoal-share-example", dependencies: ["Shoal"], path: "Examples/Sharing"),
+    .plugin(
+      name: "ShoalStressPlugin",
+      capability: .command(
+        intent: .custom(verb: "shoal-stress", description: "Run shoal-stress (run, powerloss, corrupt).")),
+      dependencies: ["shoal-stress"],
+      path: "Plugins/ShoalStressPlugin"
+    ),
+    .plugin(
+      name: "ShoalPlugin",
+      capability: .command(
+        intent: .custom(verb: "shoal", description: "Run the shoal CLI (info, verify, dump, compact).")),
+      dependencies: ["shoal"],
+      path: "Plugins/ShoalPlugin"
+    ),
     .testTarget(
       name: "ShoalStorageTests",
       dependencies: ["ShoalStorage", "ShoalTrials"],

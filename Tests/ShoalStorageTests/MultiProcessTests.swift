@@ -135,7 +135,9 @@ import Testing
 
   @Test func fiftyProcessesOpenAndCloseTheSameFileAtOnce() throws {
     let dir = TemporaryDirectory()
-    let children = try (0..<50).map { i in try Child.worker("open-close", file: dir.file(), ["--id", "\(i)", "--count", "3"]) }
+    let children = try (0..<50).map { i in
+      try Child.worker("open-close", file: dir.file(), ["--id", "\(i)", "--count", "3"])
+    }
     var failures = 0
     for child in children {
       let done = (try? child.line(startingWith: "done")) != nil
@@ -174,7 +176,10 @@ import Testing
     _ = try holder.line(startingWith: "pinned")
     let lock = try PosixFile(path: dir.file() + ".lock", create: false, readOnly: false)
     try lock.write([0x58, 0x58, 0x58, 0x58, 0x58, 0x58, 0x58, 0x58], at: 0)
-    #expect(throws: StorageError.incompatibleLockFile(path: dir.file() + ".lock", reason: "the lock file's magic bytes do not match")) {
+    #expect(
+      throws: StorageError.incompatibleLockFile(
+        path: dir.file() + ".lock", reason: "the lock file's magic bytes do not match")
+    ) {
       try Store.open(path: dir.file())
     }
     holder.kill()

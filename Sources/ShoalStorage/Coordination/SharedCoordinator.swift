@@ -242,11 +242,16 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // The mappin
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
   }
 
+  /// The last meta decoded, by seqlock value: taking a snapshot of an unchanged version
+  /// decodes nothing.
+  private let decoded = Mutex<(sequence: UInt64, meta: Meta, slot: Int)?>(nil)
+
   func latest() -> (Meta, Int) {
     let seq = word(SharedCoordinator.offsetSeqlock)
     var spins = 0
     while true {
       let s1 = seq.load(ordering: .acquiring)
+      if let hit = decoded.withLock({ $0 }), hit.sequence == s1 { return (hit.meta, hit.slot) }
       if s1 & 1 == 0 {
         var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
         let slot = Int(word(SharedCoordinator.offsetSeqlock + 8).load(ordering: .relaxed))
@@ -258,7 +263,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // The mappin
           }
         }
         Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
-        if seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) { return (meta, slot) }
+        if seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) {
+          decoded.withLock { $0 = (s1, meta, slot) }
+          return (meta, slot)
+        }
       }
       spins += 1
       if spins > 10_000 {
