@@ -207,4 +207,42 @@ import Testing
     let counter = try reopened.read { try $0.get(bytes("counter-1"), in: "loop") }
     #expect((Int(String(decoding: counter ?? [], as: UTF8.self)) ?? 0) >= last)
   }
+
+  @Test func anUnusableLockFileIsAClearErrorAndReadOnlyFallsBack() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { txn in
+        try txn.createKeyspace("kv")
+        try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
+      }
+    }
+    // Something that is not a file where the lock file belongs.
+    try FileManager.default.removeItem(atPath: dir.file() + ".lock")
+    try FileManager.default.createDirectory(atPath: dir.file() + ".lock", withIntermediateDirectories: false)
+    do {
+      _ = try Store.open(path: dir.file())
+      Issue.record("opened for writing without a lock file")
+    } catch let error as StorageError {
+      guard case .lockFileUnavailable(let path, _) = error else {
+        Issue.record("expected lockFileUnavailable, got \(error)")
+        return
+      }
+      #expect(path == dir.file() + ".lock")
+      #expect(error.description.contains("open read-only"))
+    }
+    // Read-only: a single-process view of the file.
+    let reader = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
+    #expect(reader.lockFilePath == nil)
+    #expect(try reader.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
+  }
+
+  @Test func theLockFileGetsTheDataFilesPermissions() throws {
+    let dir = TemporaryDirectory()
+    _ = try PosixFile(path: dir.file(), create: true, readOnly: false, permissions: [.ownerReadWrite, .groupRead])
+    let store = try Store.open(path: dir.file())
+    let mode = (try FileManager.default.attributesOfItem(atPath: dir.file() + ".lock")[.posixPermissions] as? NSNumber)?.intValue
+    #expect(mode == 0o640)
+    _ = store
+  }
 }
