@@ -37,6 +37,12 @@ struct Run: ParsableCommand {
     }
   }
 
+  /// Waits (bounded) for a killed child to be reaped; never blocks the run for long.
+  static func reap(_ child: Child) {
+    let deadline = Date().addingTimeInterval(10)
+    while child.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+  }
+
   func run() throws {
     let path = file ?? (NSTemporaryDirectory() + "shoal-stress-\(getpid()).shoal")
     for suffix in ["", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -88,7 +94,7 @@ struct Run: ParsableCommand {
               }
             case "violation": t.violations.append(line)
             case "latency": if parts.count >= 2, let us = UInt64(parts[1]) { t.latencies.append(us) }
-            case "read": t.reads += 1
+            case "read": t.reads += parts.count >= 2 ? Int(parts[1]) ?? 1 : 1
             case "froze": t.freezes += 1
             default: break
             }
@@ -117,7 +123,7 @@ struct Run: ParsableCommand {
         let index = Int.random(in: 0..<children.count, using: &rng)
         let victim = children[index]
         kill(victim.process.processIdentifier, SIGKILL)
-        victim.process.waitUntilExit()
+        Run.reap(victim)
         kills += 1
         children[index] = try spawn(victim.role)
         restarts += 1
@@ -134,7 +140,7 @@ struct Run: ParsableCommand {
     }
     for child in children {
       kill(child.process.processIdentifier, SIGKILL)
-      child.process.waitUntilExit()
+      Run.reap(child)
     }
     // Every worker is gone: check the file from a fresh open.
     let store = try Store.open(path: path)

@@ -23,6 +23,10 @@ struct Worker: ParsableCommand {
   @Option var after: UInt64 = 0
   @Option var count = 1
   @Option(help: "Accounts in the bank.") var accounts = 100
+  @Option(help: "Exit when this process (the overlord) is gone; 0: never.") var parent: Int32 = 0
+
+  /// False once the overlord that started this worker has died: orphans must not run on.
+  func overlordAlive() -> Bool { parent == 0 || getppid() == parent }
 
   func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
@@ -58,7 +62,7 @@ struct Worker: ParsableCommand {
       txn.close()
     case .commitLoop:
       var n = 0
-      while count == 0 || n < count {
+      while (count == 0 || n < count) && overlordAlive() {
         n += 1
         let version = try store.write { txn -> UInt64 in
           try txn.ensureKeyspace("loop")
@@ -83,7 +87,7 @@ struct Worker: ParsableCommand {
       }
       say("done")
     case .writer, .reader, .observer, .freezer:
-      try Bank(store: store, accounts: accounts, id: id).run(role, rng: &rng, say: say)
+      try Bank(store: store, accounts: accounts, id: id, alive: overlordAlive).run(role, rng: &rng, say: say)
     }
   }
 }
@@ -95,6 +99,7 @@ struct Bank {
   let store: Store
   let accounts: Int
   let id: Int
+  let alive: () -> Bool
 
   static func key(_ i: Int) -> [UInt8] { Array("acct-\(i)".utf8) }
   static func encode(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
@@ -117,7 +122,7 @@ struct Bank {
     switch role {
     case .writer:
       var seq: UInt64 = 0
-      while true {
+      while alive() {
         seq += 1
         let transfers = Int.random(in: 1...20, using: &rng)
         let version = try store.write { txn -> UInt64 in
@@ -137,17 +142,19 @@ struct Bank {
         say("ack \(id) \(seq) \(version)")
       }
     case .reader:
-      while true {
+      var reads = 0
+      while alive() {
         let total = try store.read { try Bank.total($0) }
         if total != expected { say("violation reader total \(total) expected \(expected)") }
-        say("read")
+        reads += 1
+        if reads % 50 == 0 { say("read 50") }
       }
     case .observer:
       // Hold a pin on the last version seen so its change records stay available.
       var pin = try store.beginRead()
       var last = pin.version
       say("observing \(last)")
-      while true {
+      while alive() {
         guard let now = store.waitForChange(after: last, timeout: 5) else { continue }
         guard now > last else {
           say("violation observer saw the version go back from \(last) to \(now)")
@@ -169,7 +176,7 @@ struct Bank {
         last = now
       }
     case .freezer:
-      while true {
+      while alive() {
         let txn = try store.beginRead()
         let before = try Bank.total(txn)
         Thread.sleep(forTimeInterval: Double.random(in: 0...0.3, using: &rng))
