@@ -241,7 +241,8 @@ import Testing
     let dir = TemporaryDirectory()
     _ = try PosixFile(path: dir.file(), create: true, readOnly: false, permissions: [.ownerReadWrite, .groupRead])
     let store = try Store.open(path: dir.file())
-    let mode = (try FileManager.default.attributesOfItem(atPath: dir.file() + ".lock")[.posixPermissions] as? NSNumber)?.intValue
+    let mode = (try FileManager.default.attributesOfItem(atPath: dir.file() + ".lock")[.posixPermissions] as? NSNumber)?
+      .intValue
     #expect(mode == 0o640)
     _ = store
   }

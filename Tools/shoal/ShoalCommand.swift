@@ -52,13 +52,19 @@ struct Info: ParsableCommand {
     print("latest version:    \(info.version)")
     print("file size:         \(info.fileSize) bytes (\(mib(info.fileSize)))")
     print("live bytes:        \(info.liveBytes)")
-    print("free bytes:        \(info.freeBytes) (\(info.pendingFreeBytes) still held for older versions)")
+    print(
+      "free bytes:        \(info.freeBytes) (\(info.pendingFreeBytes) freed by recent commits, reusable once no older snapshot needs them)"
+    )
     print("uncompressed:      \(info.uncompressedBytes) bytes")
     print("stored:            \(info.storedBytes) bytes")
     print("compression ratio: \(String(format: "%.2f", info.compressionRatio))x")
     print("nodes:             \(info.leafNodes) leaves, \(info.branchNodes) branches, \(info.blobs) blobs")
     print("change records:    \(info.historyRecords)")
-    print("active versions:   \(info.activeVersions)")
+    print("active versions:   \(info.activeVersions) (file-wide)")
+    for pin in info.pins {
+      print("  version \(pin.version) pinned by pid \(pin.pid) for \((pin.ageSeconds * 10).rounded() / 10) s")
+    }
+    if let lock = info.lockFile { print("lock file:         \(lock)") }
     if let v = info.recoveredFromVersion {
       print("recovered:         version \(v) was incomplete; opened the previous one")
     }

@@ -35,6 +35,10 @@ public struct FileInfo: Sendable, Codable, Equatable {
   public var historyRecords: Int
   public var keyspaces: [Keyspace]
   public var activeVersions: Int
+  /// Every pinned version, file-wide: which process, which version, for how long.
+  public var pins: [PinInfo]
+  /// The lock file coordinating processes (nil when this process alone sees the file).
+  public var lockFile: String?
   public var recoveredFromVersion: UInt64?
 }
 
@@ -62,7 +66,8 @@ extension Store {
       compressionRatio: walker.storedBytes == 0 ? 1 : Double(walker.rawBytes) / Double(walker.storedBytes),
       leafNodes: walker.leaves, branchNodes: walker.branches, blobs: walker.blobs,
       historyRecords: walker.historyRecords,
-      keyspaces: walker.keyspaces, activeVersions: activeVersionCount, recoveredFromVersion: recoveredFromVersion)
+      keyspaces: walker.keyspaces, activeVersions: activeVersionCount, pins: pins().filter { $0.pid != getpid() },
+      lockFile: lockFilePath, recoveredFromVersion: recoveredFromVersion)
     return VerifyReport(problems: walker.problems, info: info)
   }
 
@@ -73,7 +78,8 @@ extension Store {
     FileInfo(
       path: path, formatVersion: FileLayout.formatVersion, version: 0, fileSize: 0, liveBytes: 0, freeBytes: 0,
       pendingFreeBytes: 0, uncompressedBytes: 0, storedBytes: 0, compressionRatio: 1, leafNodes: 0, branchNodes: 0,
-      blobs: 0, historyRecords: 0, keyspaces: [], activeVersions: 0, recoveredFromVersion: recoveredFromVersion)
+      blobs: 0, historyRecords: 0, keyspaces: [], activeVersions: 0, pins: [], lockFile: lockFilePath,
+      recoveredFromVersion: recoveredFromVersion)
   }
 }
 
@@ -249,3 +255,9 @@ private struct Walker {
     }
   }
 }
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
