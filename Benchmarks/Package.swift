@@ -11,6 +11,7 @@ let package = Package(
   name: "ShoalBenchmarks",
   dependencies: [
     .package(path: ".."),
+    // Only this trait: the default RuntimeInterposer one needs swift-runtime-interposer.
     .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
   ],
   targets: [
@@ -26,7 +27,8 @@ let package = Package(
       path: "Benchmarks/StorageBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
-    // Reads the run's JMH export and the file-size side files; prints the comparison table.
+    // Reads the run's Influx export and the file-size side files; prints the comparison table.
+    // (Not the JMH export: it drops any benchmark whose iterations take over a second.)
     .executableTarget(name: "bench-table", path: "Sources/bench-table"),
   ],
   swiftLanguageModes: [.v6]

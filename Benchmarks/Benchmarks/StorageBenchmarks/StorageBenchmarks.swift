@@ -63,7 +63,9 @@ func keepAsFixture(_ kind: EngineKind, _ directory: String) throws {
   try removeTree(fixture)
   try makeDirectory((fixture as NSString).deletingLastPathComponent)
   try FileManager.default.moveItem(atPath: directory, toPath: fixture)
-  FileManager.default.createFile(atPath: fixture + "/" + fixtureMarker, contents: nil)
+  guard FileManager.default.createFile(atPath: fixture + "/" + fixtureMarker, contents: nil) else {
+    throw BenchError("cannot create \(fixture)/\(fixtureMarker)")
+  }
 }
 
 /// The directory of the engine's 1M-entry database, bulk-loading it first if needed.

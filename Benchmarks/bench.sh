@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, in one run,
+# printed as one table (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift for the
+# workloads). Takes a few minutes. Extra arguments go to the benchmark tool, e.g.
+#   bash Benchmarks/bench.sh --filter 'point-reads.*'   (a regex the whole name must match)
+# Databases, logs and the raw export go to $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the
+# databases are removed at the end, the logs and export are kept.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export SHOAL_BENCH_DIR="${SHOAL_BENCH_DIR:-/tmp/shoal-bench}"
+dir="$SHOAL_BENCH_DIR"
+rm -rf "$dir/fixtures" "$dir/work" "$dir/results" "$dir/out"
+mkdir -p "$dir/out" "$dir/results"
+
+# SwiftPM can keep a stale build plan after the root package's manifest changes (seen: a new
+# dependency of ShoalStorage -> "missing required module"); dropping it only re-plans.
+rm -f "$here/.build/release.yaml" "$here/.build/"*/release/description.json
+
+echo "bench: building bench-table (log: $dir/build.log)"
+if ! swift build --package-path "$here" -c release --product bench-table >"$dir/build.log" 2>&1; then
+  tail -n 40 "$dir/build.log"
+  exit 1
+fi
+bin="$(swift build --package-path "$here" -c release --show-bin-path)"
+
+echo "bench: building and running the benchmarks, a few minutes (log: $dir/run.log)"
+load_before="$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
+status=0
+swift package --package-path "$here" benchmark --format influx --path "$dir/out" --no-progress "$@" \
+  >"$dir/run.log" 2>&1 || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "bench: the benchmark run failed (exit $status); the end of $dir/run.log:"
+  tail -n 40 "$dir/run.log"
+fi
+
+csv="$(ls "$dir"/out/*.influx.csv 2>/dev/null | head -n 1 || true)"
+if [ -z "$csv" ]; then
+  echo "bench: no results were exported to $dir/out"
+  exit 1
+fi
+table_status=0
+"$bin/bench-table" "$csv" "$dir/results" || table_status=$?
+[ "$status" -ne 0 ] || status=$table_status
+load_after="$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
+echo "Load average before/after the run: $load_before / $load_after on $(nproc) cores (other work on the machine skews the figures)."
+
+rm -rf "$dir/fixtures" "$dir/work"
+exit "$status"
