@@ -17,19 +17,33 @@ let package = Package(
   targets: [
     .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
     .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+    // The three engines behind one interface, and the dataset: shared by the benchmarks and
+    // bench-peer, so every process opens a database the same way.
+    .target(
+      name: "BenchEngines",
+      dependencies: ["CLMDB", "CSQLite", .product(name: "ShoalStorage", package: rootIdentity)],
+      path: "Sources/BenchEngines"
+    ),
     .executableTarget(
       name: "StorageBenchmarks",
       dependencies: [
-        "CLMDB", "CSQLite",
+        "BenchEngines",
         .product(name: "ShoalStorage", package: rootIdentity),
         .product(name: "Benchmark", package: "benchmark"),
       ],
       path: "Benchmarks/StorageBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
-    // Reads the run's Influx export and the file-size side files; prints the comparison table.
+    // Reads the run's Influx export and the side files (file sizes, notification); prints the table.
     // (Not the JMH export: it drops any benchmark whose iterations take over a second.)
     .executableTarget(name: "bench-table", path: "Sources/bench-table"),
+    // The other processes of the cross-process benchmarks (notification latency, contended
+    // commits). bench.sh builds it; the benchmarks run it from their own folder.
+    .executableTarget(
+      name: "bench-peer",
+      dependencies: ["BenchEngines", .product(name: "ShoalStorage", package: rootIdentity)],
+      path: "Sources/bench-peer"
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

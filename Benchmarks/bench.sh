@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, in one run,
-# printed as one table (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift for the
-# workloads). Takes a few minutes. Extra arguments go to the benchmark tool, e.g.
+# printed as one table (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and
+# CrossProcess.swift for the workloads). Takes a few minutes. Extra arguments go to the
+# benchmark tool, e.g.
 #   bash Benchmarks/bench.sh --filter 'point-reads.*'   (a regex the whole name must match)
 # Databases, logs and the raw export go to $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the
 # databases are removed at the end, the logs and export are kept.
@@ -17,8 +18,11 @@ mkdir -p "$dir/out" "$dir/results"
 # dependency of ShoalStorage -> "missing required module"); dropping it only re-plans.
 rm -f "$here/.build/release.yaml" "$here/.build/"*/release/description.json
 
-echo "bench: building bench-table (log: $dir/build.log)"
-if ! swift build --package-path "$here" -c release --product bench-table >"$dir/build.log" 2>&1; then
+# bench-peer: the other processes of the cross-process benchmarks, which look for it next to
+# the benchmark executable (the plugin builds into the same folder).
+echo "bench: building bench-table and bench-peer (log: $dir/build.log)"
+if ! { swift build --package-path "$here" -c release --product bench-table &&
+  swift build --package-path "$here" -c release --product bench-peer; } >"$dir/build.log" 2>&1; then
   tail -n 40 "$dir/build.log"
   exit 1
 fi
@@ -36,7 +40,8 @@ fi
 
 csv="$(ls "$dir"/out/*.influx.csv 2>/dev/null | head -n 1 || true)"
 if [ -z "$csv" ]; then
-  echo "bench: no results were exported to $dir/out"
+  echo "bench: no results were exported to $dir/out; the end of $dir/run.log:"
+  [ "$status" -ne 0 ] || tail -n 20 "$dir/run.log"
   exit 1
 fi
 table_status=0

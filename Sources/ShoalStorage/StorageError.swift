@@ -44,6 +44,9 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   case lockFileUnavailable(path: String, reason: String)
   /// The lock file was made by an incompatible build (or is not a Shoal lock file).
   case incompatibleLockFile(path: String, reason: String)
+  /// The lock file was deleted or replaced while this store had it open: other processes
+  /// can no longer see this one's pins, so it must not write.
+  case lockFileReplaced(path: String)
   /// Too many versions are pinned (`StoreOptions.maximumNumberOfActiveVersions`).
   case tooManyActiveVersions(count: Int, limit: Int, oldest: PinInfo?)
   /// Simulated power loss from `FaultInjectingFile`: every later operation fails.
@@ -104,6 +107,9 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case .incompatibleLockFile(let path, let reason):
       return
         "Realm file is currently open in another process which cannot share access with this process: '\(path)' is incompatible (\(reason)). Close the other processes (or this build is older than theirs)."
+    case .lockFileReplaced(let path):
+      return
+        "The lock file '\(path)' was deleted or replaced while the file was open, so processes opened since cannot see this one. Close and reopen the store to write."
     case .tooManyActiveVersions(let count, let limit, let oldest):
       var message = "Number of active versions (\(count)) in the Realm exceeded the limit of \(limit)"
       if let oldest {

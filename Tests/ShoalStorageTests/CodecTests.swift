@@ -55,23 +55,24 @@ import Testing
 
   @Test func freeSpaceCoalescesAndRoundTrips() {
     let start = FileLayout.dataStart
-    var space = FreeSpace(fileEnd: start + 1000 * 16)
-    space.free(offset: start, length: 32, version: 5)
-    space.free(offset: start + 32, length: 64, version: 6)
-    space.free(offset: start + 160, length: 16, version: 9)
+    let g = FileLayout.granule
+    var space = FreeSpace(fileEnd: start + 1000 * g)
+    space.free(offset: start, length: 2 * g, version: 5)
+    space.free(offset: start + 2 * g, length: 4 * g, version: 6)
+    space.free(offset: start + 10 * g, length: g, version: 9)
     space.promote(horizon: 6)
-    #expect(space.available == [start: 96])
+    #expect(space.available == [start: 6 * g])
     #expect(space.pending.count == 1)
-    let a = space.allocate(48)
+    let a = space.allocate(3 * g)
     #expect(a == start)
-    #expect(space.available == [start + 48: 48])
+    #expect(space.available == [start + 3 * g: 3 * g])
     let decoded = FreeSpace.decode(space.encode())
     #expect(decoded?.allExtents == space.allExtents)
     #expect(decoded?.fileEnd == space.fileEnd)
     // Space at the end is handed back.
-    var tail = FreeSpace(fileEnd: start + 64)
-    tail.free(offset: start + 32, length: 32, version: 1)
+    var tail = FreeSpace(fileEnd: start + 4 * g)
+    tail.free(offset: start + 2 * g, length: 2 * g, version: 1)
     tail.promote(horizon: 1)
-    #expect(tail.fileEnd == start + 32)
+    #expect(tail.fileEnd == start + 2 * g)
   }
 }

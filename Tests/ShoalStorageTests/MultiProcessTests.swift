@@ -190,8 +190,8 @@ import Testing
     let writer = try Child.worker("commit-loop", file: dir.file(), ["--count", "0", "--id", "1"])
     _ = try writer.line(startingWith: "committed")
     try FileManager.default.removeItem(atPath: dir.file() + ".lock")
-    // A new session on a new lock file: writers still exclude each other through the data
-    // file's own lock, and each reads the newest meta from the data file.
+    // A new session on a new lock file. The old session's writer notices at its next write
+    // that its lock file is gone and stops with an error instead of writing on unseen.
     let store = try Store.open(path: dir.file())
     for i in 0..<30 {
       try store.write { txn in
@@ -199,10 +199,14 @@ import Testing
         try txn.put(textValue(i, length: 500), forKey: bytes("m\(i)"), in: "mine")
       }
     }
-    let last = Int(try writer.line(startingWith: "committed").split(separator: " ")[2]) ?? 0
-    writer.kill()
+    var last = 0
+    for line in writer.remainingLines(timeout: 30) where line.hasPrefix("committed") {
+      last = max(last, Int(line.split(separator: " ")[2]) ?? 0)
+    }
+    #expect(writer.wait() != 0, "the orphaned writer must stop")
     let reopened = try Store.open(path: dir.file())
-    #expect(reopened.verify().isOK)
+    let report = reopened.verify()
+    #expect(report.isOK, "\(report.problems)")
     #expect(try reopened.read { try $0.count(in: "mine") } == 30)
     let counter = try reopened.read { try $0.get(bytes("counter-1"), in: "loop") }
     #expect((Int(String(decoding: counter ?? [], as: UTF8.self)) ?? 0) >= last)

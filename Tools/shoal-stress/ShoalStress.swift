@@ -7,7 +7,7 @@ struct ShoalStress: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "shoal-stress",
     abstract: "Crash and corruption trials for Shoal files.",
-    subcommands: [PowerLoss.self, Corrupt.self, Run.self, Worker.self])
+    subcommands: [PowerLoss.self, Corrupt.self, Run.self, Churn.self, Worker.self])
 }
 
 /// Prints the closing line and fails the process when any trial failed.

@@ -55,6 +55,7 @@ struct Info: ParsableCommand {
     print(
       "free bytes:        \(info.freeBytes) (\(info.pendingFreeBytes) freed by recent commits, reusable once no older snapshot needs them)"
     )
+    print("free extents:      \(info.freeExtents)")
     print("uncompressed:      \(info.uncompressedBytes) bytes")
     print("stored:            \(info.storedBytes) bytes")
     print("compression ratio: \(String(format: "%.2f", info.compressionRatio))x")

@@ -6,6 +6,12 @@
 //   full-scan 1M        every entry in key order, touching each key and value
 //   durable-commits 1k  1,000 single-entry transactions, each committed durably, into the
 //                       1M-entry database
+//   snapshots 100k      100,000 snapshots taken and released on the open 1M-entry database
+//                       (and LMDB's reset/renew variant); see CrossProcess.swift
+//   notify-latency      another process commits, this one is called back (Shoal only: LMDB
+//                       and SQLite cannot notify another process); see CrossProcess.swift
+//   contended-commits   4 processes making durable single-entry commits to one database at
+//                       once; see CrossProcess.swift
 //
 // Each benchmark runs in a process of its own (that is how the benchmark tool works). The
 // databases live under $SHOAL_BENCH_DIR (default /tmp/shoal-bench): the first bulk load of each
@@ -13,6 +19,7 @@
 // when those run alone), and each bulk load writes the file size it produced to
 // results/filesize-<engine>.txt for bench-table.
 
+import BenchEngines
 import Benchmark
 import Foundation
 
@@ -221,5 +228,9 @@ let benchmarks: @Sendable () -> Void = {
     pointReadBenchmark(kind)
     scanBenchmark(kind)
     durableCommitBenchmark(kind)
+    snapshotBenchmark(kind)
+    contendedCommitBenchmark(kind)
   }
+  renewedSnapshotBenchmark()
+  notifyLatencyBenchmark()
 }

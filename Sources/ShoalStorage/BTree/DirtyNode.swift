@@ -38,7 +38,10 @@ final class DirtyNode {
 
   let isLeaf: Bool
   /// Leaf: entry keys. Branch: key 0 is empty, key i the smallest key of child i.
-  var keys: [[UInt8]]
+  private(set) var keys: [[UInt8]]
+  /// The first 8 bytes of each key, big-endian: binary searches compare these and look at
+  /// a key itself only on a tie.
+  private(set) var prefixes: [UInt64]
   var values: [LeafValue]
   var children: [ChildSlot]
   /// Bytes of the encoded node.
@@ -48,6 +51,7 @@ final class DirtyNode {
   init(leafKeys: [[UInt8]], values: [LeafValue]) {
     isLeaf = true
     keys = leafKeys
+    prefixes = leafKeys.map(keyPrefix)
     self.values = values
     children = []
     byteSize = 0
@@ -58,6 +62,7 @@ final class DirtyNode {
   init(branchKeys: [[UInt8]], children: [ChildSlot]) {
     isLeaf = false
     keys = branchKeys
+    prefixes = branchKeys.map(keyPrefix)
     values = []
     self.children = children
     byteSize = 0
@@ -114,28 +119,37 @@ final class DirtyNode {
 
   // MARK: Leaf edits
 
+  @inline(__always) private func compare(_ i: Int, _ key: [UInt8], _ prefix: UInt64) -> Int {
+    let p = prefixes[i]
+    if p != prefix { return p < prefix ? -1 : 1 }
+    return compareBytes(keys[i], key)
+  }
+
   func lowerBound(_ key: [UInt8]) -> (Int, Bool) {
+    let prefix = keyPrefix(key)
     var lo = 0
     var hi = keys.count
     while lo < hi {
       let mid = (lo + hi) >> 1
-      if compareBytes(keys[mid], key) < 0 { lo = mid + 1 } else { hi = mid }
+      if compare(mid, key, prefix) < 0 { lo = mid + 1 } else { hi = mid }
     }
-    return (lo, lo < keys.count && compareBytes(keys[lo], key) == 0)
+    return (lo, lo < keys.count && compare(lo, key, prefix) == 0)
   }
 
   func childIndex(_ key: [UInt8]) -> Int {
+    let prefix = keyPrefix(key)
     var lo = 1
     var hi = keys.count
     while lo < hi {
       let mid = (lo + hi) >> 1
-      if compareBytes(keys[mid], key) <= 0 { lo = mid + 1 } else { hi = mid }
+      if compare(mid, key, prefix) <= 0 { lo = mid + 1 } else { hi = mid }
     }
     return lo - 1
   }
 
   func insertLeaf(_ key: [UInt8], _ value: LeafValue, at i: Int) {
     keys.insert(key, at: i)
+    prefixes.insert(keyPrefix(key), at: i)
     values.insert(value, at: i)
     byteSize += DirtyNode.leafEntrySize(key: key.count, value: value.encodedSize)
     subtreeCount += 1
@@ -149,6 +163,7 @@ final class DirtyNode {
   func removeLeaf(at i: Int) -> LeafValue {
     byteSize -= entrySize(i)
     keys.remove(at: i)
+    prefixes.remove(at: i)
     subtreeCount -= 1
     return values.remove(at: i)
   }
@@ -157,8 +172,17 @@ final class DirtyNode {
 
   func insertChild(_ child: ChildSlot, separator: [UInt8], at i: Int) {
     keys.insert(separator, at: i)
+    prefixes.insert(keyPrefix(separator), at: i)
     children.insert(child, at: i)
     byteSize += DirtyNode.branchEntrySize(key: separator.count)
+  }
+
+  /// Branch: removes child `i` (> 0) and its separator.
+  func removeChild(at i: Int) {
+    byteSize -= entrySize(i)
+    keys.remove(at: i)
+    prefixes.remove(at: i)
+    children.remove(at: i)
   }
 
   /// Splits off the upper part of this node; returns the separator (smallest key of the new
@@ -181,12 +205,14 @@ final class DirtyNode {
     if isLeaf {
       right = DirtyNode(leafKeys: Array(keys[at...]), values: Array(values[at...]))
       keys.removeSubrange(at...)
+      prefixes.removeSubrange(at...)
       values.removeSubrange(at...)
     } else {
       var rightKeys = Array(keys[at...])
       rightKeys[0] = []
       right = DirtyNode(branchKeys: rightKeys, children: Array(children[at...]))
       keys.removeSubrange(at...)
+      prefixes.removeSubrange(at...)
       children.removeSubrange(at...)
     }
     subtreeCount -= right.subtreeCount
@@ -199,11 +225,13 @@ final class DirtyNode {
   func absorb(_ right: DirtyNode, separator: [UInt8]) {
     if isLeaf {
       keys += right.keys
+      prefixes += right.prefixes
       values += right.values
     } else {
       var rightKeys = right.keys
       rightKeys[0] = separator
       keys += rightKeys
+      prefixes += [keyPrefix(separator)] + right.prefixes.dropFirst()
       children += right.children
     }
     subtreeCount += right.subtreeCount
@@ -251,3 +279,16 @@ final class DirtyNode {
     return w.bytes
   }
 }
+
+/// The first 8 bytes of a key as a big-endian integer (zero-padded): comparing two prefixes
+/// orders keys the way `compareBytes` does, except that equal prefixes need the full keys.
+@inline(__always)
+func keyPrefix(_ key: UnsafeRawBufferPointer) -> UInt64 {
+  if key.count >= 8 { return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) }
+  var v: UInt64 = 0
+  for i in 0..<key.count { v |= UInt64(key[i]) << (56 - 8 * UInt64(i)) }
+  return v
+}
+
+@inline(__always)
+func keyPrefix(_ key: [UInt8]) -> UInt64 { key.withUnsafeBytes { keyPrefix($0) } }

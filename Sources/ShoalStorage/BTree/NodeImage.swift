@@ -15,6 +15,9 @@ final class NodeImage: Sendable {
   let bytes: [UInt8]
   let isLeaf: Bool
   let count: Int
+  /// The first 8 bytes of each key, big-endian (see `keyPrefix`): a binary search reads this
+  /// compact array and touches a key's bytes only on a tie.
+  let prefixes: [UInt64]
 
   /// Validates the structure so that later accessors can never read out of bounds.
   /// Returns nil with `reason` describing the first problem.
@@ -81,6 +84,16 @@ final class NodeImage: Sendable {
       reason = problem
       return nil
     }
+    let image = (bytes: bytes, isLeaf: leaf)
+    prefixes = bytes.withUnsafeBytes { p in
+      (0..<c).map { i in
+        let start = Int(
+          UInt32(littleEndian: p.loadUnaligned(fromByteOffset: NodeImage.headerSize + 4 * i, as: UInt32.self)))
+        let keyStart = image.isLeaf ? start : start + BlockPointer.encodedSize + 8
+        let k = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: keyStart, as: UInt16.self)))
+        return keyPrefix(UnsafeRawBufferPointer(rebasing: p[(keyStart + 2)..<(keyStart + 2 + k)]))
+      }
+    }
   }
 
   @inline(__always) private static func offset(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int {
@@ -124,28 +137,37 @@ final class NodeImage: Sendable {
 
   func child(at i: Int) -> (BlockPointer, UInt64) { bytes.withUnsafeBytes { child($0, i) } }
 
+  @inline(__always)
+  private func compare(_ p: UnsafeRawBufferPointer, _ i: Int, _ key: UnsafeRawBufferPointer, _ prefix: UInt64) -> Int {
+    let mine = prefixes[i]
+    if mine != prefix { return mine < prefix ? -1 : 1 }
+    return compareBytes(self.key(p, i), key)
+  }
+
   /// Leaf: index of the first entry whose key is >= `key`, and whether it is equal.
   func lowerBound(_ key: UnsafeRawBufferPointer) -> (Int, Bool) {
-    bytes.withUnsafeBytes { p in
+    let prefix = keyPrefix(key)
+    return bytes.withUnsafeBytes { p in
       var lo = 0
       var hi = count
       while lo < hi {
         let mid = (lo + hi) >> 1
-        if compareBytes(self.key(p, mid), key) < 0 { lo = mid + 1 } else { hi = mid }
+        if compare(p, mid, key, prefix) < 0 { lo = mid + 1 } else { hi = mid }
       }
-      return (lo, lo < count && compareBytes(self.key(p, lo), key) == 0)
+      return (lo, lo < count && compare(p, lo, key, prefix) == 0)
     }
   }
 
   /// Branch: index of the child whose range holds `key`.
   func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
-    bytes.withUnsafeBytes { p in
+    let prefix = keyPrefix(key)
+    return bytes.withUnsafeBytes { p in
       // Number of separators (entries 1..<count) that are <= key.
       var lo = 1
       var hi = count
       while lo < hi {
         let mid = (lo + hi) >> 1
-        if compareBytes(self.key(p, mid), key) <= 0 { lo = mid + 1 } else { hi = mid }
+        if compare(p, mid, key, prefix) <= 0 { lo = mid + 1 } else { hi = mid }
       }
       return lo - 1
     }

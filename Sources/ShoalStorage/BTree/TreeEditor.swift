@@ -97,15 +97,12 @@ struct TreeEditor {
     let left = try makeDirty(parent.children[l])
     let right = try makeDirty(parent.children[r])
     left.absorb(right, separator: parent.keys[r])
-    parent.keys.remove(at: r)
-    parent.children.remove(at: r)
+    parent.removeChild(at: r)
     parent.children[l] = .dirty(left)
     if left.byteSize > DirtyNode.maximumSize {
       let (separator, newRight) = left.split(appending: false)
-      parent.keys.insert(separator, at: r)
-      parent.children.insert(.dirty(newRight), at: r)
+      parent.insertChild(.dirty(newRight), separator: separator, at: r)
     }
-    parent.recomputeSize()
   }
 
   /// Frees every block of a committed or dirty subtree (for clear and drop).

@@ -46,7 +46,7 @@ final class NodeCache: Sendable {
   }
 
   func insert(_ key: Key, _ node: NodeImage) {
-    let size = node.bytes.count + 64
+    let size = node.bytes.count + 8 * node.count + 96
     guard size <= capacity else { return }
     state.withLock { s in
       guard s.index[key] == nil else { return }
@@ -56,7 +56,7 @@ final class NodeCache: Sendable {
           if s.slots[s.hand].referenced {
             s.slots[s.hand].referenced = false
           } else {
-            s.bytes -= node.bytes.count + 64
+            s.bytes -= node.bytes.count + 8 * node.count + 96
             s.index[s.slots[s.hand].key] = nil
             s.slots[s.hand].node = nil
             s.freeSlots.append(s.hand)

@@ -55,11 +55,10 @@ final class ChangeListeners: Sendable {
   }
 
   private func run() {
-    var last = coordinator.latest().0.version
     while !state.withLock({ $0.stopped }) {
-      // The timeout only bounds how long a stop can go unnoticed if a wake is missed.
-      guard let now = coordinator.waitForChange(after: last, timeout: 1), now != last else { continue }
-      last = now
+      // Deliver first, then wait: a commit that landed between a registration and this
+      // thread's start (or during a delivery) is reported at once, not at the next commit.
+      let now = coordinator.latest().0.version
       let due = state.withLock { s -> [(Callback, UInt64)] in
         var due: [(Callback, UInt64)] = []
         for (id, entry) in s.callbacks where entry.last < now {
@@ -69,6 +68,8 @@ final class ChangeListeners: Sendable {
         return due
       }
       for (callback, from) in due { callback(from, now) }
+      // The timeout only bounds how long a stop can go unnoticed if a wake is missed.
+      _ = coordinator.waitForChange(after: now, timeout: 1)
     }
   }
 }

@@ -407,6 +407,16 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // The mappin
       throw StorageError.io(
         path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
     }
+    // Still the lock file other openers find? If it was deleted or replaced, processes that
+    // opened since coordinate through another one and cannot see our pins.
+    var mapped = stat()
+    var named = stat()
+    if fstat(lockFD, &mapped) != 0 || stat(lockPath, &named) != 0 || mapped.st_ino != named.st_ino
+      || mapped.st_dev != named.st_dev
+    {
+      SharedCoordinator.ofdUnlock(dataFD, 0)
+      throw StorageError.lockFileReplaced(path: lockPath)
+    }
   }
 
   func unlockWriter() { SharedCoordinator.ofdUnlock(dataFD, 0) }

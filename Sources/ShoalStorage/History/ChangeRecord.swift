@@ -31,7 +31,9 @@ public struct KeyChange: Sendable, Equatable {
 /// The changes of one commit to one keyspace, sorted by key.
 public struct KeyspaceChanges: Sendable, Equatable {
   public var keyspace: String
-  /// The keyspace was created in this commit.
+  /// The keyspace was created in this commit (after being dropped, if `dropped` is set
+  /// too). Every entry it holds at this version is then an insertion, and `changes` does
+  /// not list them.
   public var created: Bool
   /// Every entry that existed before the commit was removed (`clear`), before `changes`.
   public var cleared: Bool

@@ -70,7 +70,7 @@ enum FileLayout {
   static let metaSlotSize: UInt64 = 4096
   static let dataStart: UInt64 = headerSize + 2 * metaSlotSize
   /// Allocation granule: every extent starts and ends on a multiple of this.
-  static let granule: UInt64 = 16
+  static let granule: UInt64 = 128
 
   static func roundUp(_ n: UInt64) -> UInt64 { (n + granule - 1) & ~(granule - 1) }
   static func metaOffset(slot: Int) -> UInt64 { headerSize + UInt64(slot) * metaSlotSize }

@@ -76,22 +76,33 @@ struct FreeSpace {
     }
   }
 
-  /// Allocates `length` bytes (a multiple of the granule).
+  /// Allocates `length` bytes (a multiple of the granule): the tightest fit among up to 32
+  /// extents of the request's own size class, else an extent of the smallest larger class
+  /// (which always fits), else the end of the file.
   mutating func allocate(_ length: UInt64) -> UInt64 {
     let wanted = FreeSpace.sizeClass(length)
-    // The request's own class may hold a fit; look at a few of its members.
+    var best: (start: UInt64, have: UInt64)?
     var checked = 0
     for start in classes[wanted] {
-      if let have = available[start], have >= length { return take(start, have, length) }
+      if let have = available[start], have >= length, have < (best?.have ?? .max) {
+        best = (start, have)
+        if have == length { break }
+      }
       checked += 1
-      if checked == 8 { break }
+      if checked == 32 { break }
     }
+    if let best { return take(best.start, best.have, length) }
     for k in (wanted + 1)..<64 {
       if let start = classes[k].first, let have = available[start] { return take(start, have, length) }
     }
     let offset = fileEnd
     fileEnd += length
     return offset
+  }
+
+  /// Returns an extent this transaction allocated and did not use.
+  mutating func unallocate(_ offset: UInt64, _ length: UInt64) {
+    if offset + length == fileEnd { fileEnd = offset } else { addAvailable(offset, length) }
   }
 
   private mutating func take(_ start: UInt64, _ have: UInt64, _ length: UInt64) -> UInt64 {
@@ -107,27 +118,34 @@ struct FreeSpace {
     return all
   }
 
-  /// The persistent form: a count and (offset delta, length, freedAt) varints. Adjacent
-  /// pending extents freed by the same version are merged.
-  func encode() -> [UInt8] {
-    var merged: [Extent] = []
-    for e in allExtents {
-      if var last = merged.last, last.freedAt == e.freedAt, last.offset + last.length == e.offset {
-        last.length += e.length
-        merged[merged.count - 1] = last
-      } else {
-        merged.append(e)
-      }
+  private static func varintSize(_ v: UInt64) -> Int { v < 0x80 ? 1 : (64 - v.leadingZeroBitCount + 6) / 7 }
+
+  /// The exact size of `encode()`, computed without encoding.
+  var encodedSize: Int {
+    var size = 8 + FreeSpace.varintSize(UInt64(extentCount))
+    for (offset, length) in available { size += FreeSpace.varintSize(offset) + FreeSpace.varintSize(length) + 1 }
+    for e in pending {
+      size += FreeSpace.varintSize(e.offset) + FreeSpace.varintSize(e.length) + FreeSpace.varintSize(e.freedAt)
     }
-    var w = ByteWriter(capacity: 16 + merged.count * 8)
+    return size
+  }
+
+  /// The persistent form: `fileEnd`, a count, then (offset, length, freedAt) varints per
+  /// extent, in no particular order (available extents have `freedAt` 0). O(n), no sorting:
+  /// it is written by every commit.
+  func encode() -> [UInt8] {
+    var w = ByteWriter(capacity: encodedSize)
     w.u64(fileEnd)
-    w.varint(UInt64(merged.count))
-    var previousEnd: UInt64 = 0
-    for e in merged {
-      w.varint(e.offset - previousEnd)
+    w.varint(UInt64(extentCount))
+    for (offset, length) in available {
+      w.varint(offset)
+      w.varint(length)
+      w.varint(0)
+    }
+    for e in pending {
+      w.varint(e.offset)
       w.varint(e.length)
       w.varint(e.freedAt)
-      previousEnd = e.offset + e.length
     }
     return w.bytes
   }
@@ -137,20 +155,21 @@ struct FreeSpace {
     var r = ByteReader(bytes)
     guard let fileEnd = r.fixed(UInt64.self), let count = r.varint(), count <= UInt64(bytes.count) else { return nil }
     var space = FreeSpace(fileEnd: fileEnd)
-    var previousEnd: UInt64 = 0
     for _ in 0..<count {
-      guard let delta = r.varint(), let length = r.varint(), let freedAt = r.varint() else { return nil }
-      let (offset, o1) = previousEnd.addingReportingOverflow(delta)
-      let (end, o2) = offset.addingReportingOverflow(length)
-      guard !o1, !o2, length > 0, offset >= FileLayout.dataStart, end <= fileEnd,
+      guard let offset = r.varint(), let length = r.varint(), let freedAt = r.varint() else { return nil }
+      let (end, overflow) = offset.addingReportingOverflow(length)
+      guard !overflow, length > 0, offset >= FileLayout.dataStart, end <= fileEnd,
         offset % FileLayout.granule == 0, length % FileLayout.granule == 0
       else { return nil }
       if freedAt == 0 {
+        // Available extents are stored coalesced: one touching another is damage.
+        guard space.available[offset] == nil, space.available[end] == nil, space.availableEnds[end] == nil,
+          space.availableEnds[offset] == nil
+        else { return nil }
         space.addAvailable(offset, length)
       } else {
         space.pending.append(Extent(offset: offset, length: length, freedAt: freedAt))
       }
-      previousEnd = end
     }
     return space
   }

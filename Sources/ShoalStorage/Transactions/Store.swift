@@ -69,10 +69,13 @@ public final class Store: Sendable {
     self.lockFilePath = shared?.lockPath
     self.blocks = BlockReader(file: file, cache: NodeCache(capacity: options.cacheSize))
     if let shared, !shared.initializedSession {
-      // The session runs already: its published version is the truth.
+      // The session runs already: its published version is the truth, unless a writer died
+      // between writing its meta and publishing it (the data file has a newer one then).
       let size = try file.size()
       try FileLayout.checkHeader(
         try file.read(count: Int(FileLayout.headerSize), at: 0), path: file.path, fileSize: size)
+      let (onDisk, slot) = try Store.newestMeta(in: file)
+      if onDisk.version > shared.latest().0.version { shared.publish(onDisk, slot: slot) }
       recoveredFromVersion = nil
       coordinator = shared
     } else {
@@ -256,7 +259,12 @@ public final class Store: Sendable {
       }
       let horizon = coordinator.oldestPin(latest: meta.version)
       try checkVersionLimit(latest: meta.version)
-      let cached = state.withLock { $0.freeSpaceVersion == meta.version ? $0.freeSpace : nil }
+      // Taken, not copied: the transaction holds the only reference, so its edits copy
+      // nothing. An abort drops it; the next writer reloads it from the file.
+      let cached = state.withLock { s -> FreeSpace? in
+        defer { s.freeSpace = nil }
+        return s.freeSpaceVersion == meta.version ? s.freeSpace : nil
+      }
       var space = try cached ?? loadFreeSpace(meta)
       space.promote(horizon: horizon)
       return WriteTransaction(store: self, base: meta, slot: slot, freeSpace: space, horizon: horizon)

@@ -32,6 +32,11 @@ public final class WriteTransaction {
     var cleared = false
     var dropped = false
     var changes: [[UInt8]: PendingChange] = [:]
+
+    /// Whether puts and deletes are recorded key by key. Not for a keyspace created in this
+    /// transaction: every entry it holds at commit is an insertion, which its `created` flag
+    /// says without listing (and a bulk load into a new keyspace pays nothing for it).
+    var recordsKeys: Bool { tracksChanges && !created }
   }
 
   /// The meta slot holding the base version; the commit writes the other one.
@@ -102,6 +107,7 @@ public final class WriteTransaction {
       states[i].exists = true
       states[i].created = true
       states[i].tracksChanges = tracksChanges
+      states[i].changes = [:]
       states[i].modified = true
     } else {
       var state = KeyspaceState(
@@ -200,7 +206,7 @@ public final class WriteTransaction {
     if !existed { states[i].count += 1 }
     states[i].modified = true
     mutationCount += 1
-    if states[i].tracksChanges && recordsHistory { record(i, key, deleted: false, existed: existed, changeInfo) }
+    if states[i].recordsKeys && recordsHistory { record(i, key, deleted: false, existed: existed, changeInfo) }
   }
 
   /// Deletes `key`; returns whether it was there.
@@ -212,7 +218,7 @@ public final class WriteTransaction {
     states[i].count -= 1
     states[i].modified = true
     mutationCount += 1
-    if states[i].tracksChanges && recordsHistory { record(i, key, deleted: true, existed: true, []) }
+    if states[i].recordsKeys && recordsHistory { record(i, key, deleted: true, existed: true, []) }
     return true
   }
 
@@ -360,25 +366,27 @@ struct CommitWriter {
   }
 
   /// Writes the free-space list into space it allocates from itself: the stored list already
-  /// accounts for its own block. Stored raw and zero-padded to its extent.
+  /// accounts for its own block. Stored raw and zero-padded to its extent. The size is
+  /// computed exactly before encoding, so the list is encoded once.
   mutating func writeFreeList(_ space: inout FreeSpace) throws -> BlockPointer {
-    var reserve = FileLayout.roundUp(UInt64(space.encode().count) + 64)
+    var reserve = FileLayout.roundUp(UInt64(space.encodedSize) + 64)
     while true {
-      var trial = space
-      let offset = trial.allocate(reserve)
-      var bytes = trial.encode()
-      if UInt64(bytes.count) <= reserve {
-        bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - bytes.count))
-        let checksum = bytes.withUnsafeBytes {
-          Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
-        }
-        try batch.add(bytes, at: offset, to: store.file)
-        space = trial
-        return BlockPointer(
-          offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: checksum,
-          birth: version)
+      let offset = space.allocate(reserve)
+      let size = space.encodedSize
+      guard UInt64(size) <= reserve else {
+        space.unallocate(offset, reserve)
+        reserve = FileLayout.roundUp(UInt64(size) + 256)
+        continue
       }
-      reserve = FileLayout.roundUp(UInt64(bytes.count) + 256)
+      var bytes = space.encode()
+      bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - bytes.count))
+      let checksum = bytes.withUnsafeBytes {
+        Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
+      }
+      try batch.add(bytes, at: offset, to: store.file)
+      return BlockPointer(
+        offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: checksum,
+        birth: version)
     }
   }
 

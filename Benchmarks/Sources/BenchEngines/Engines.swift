@@ -1,6 +1,7 @@
 // The three engines behind one small interface. Each does the same work the same way: one
 // transaction for the bulk load, one read transaction per pass of point reads or per scan,
-// one durable transaction per single-entry commit.
+// one durable transaction per single-entry commit. Shared by the benchmarks and bench-peer
+// (the other processes of the cross-process benchmarks), so both open a database the same way.
 
 import CLMDB
 import CSQLite
@@ -12,16 +13,16 @@ import ShoalStorage
   import Musl
 #endif
 
-struct BenchError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
+public struct BenchError: Error, CustomStringConvertible {
+  public let description: String
+  public init(_ description: String) { self.description = description }
 }
 
-enum EngineKind: String, CaseIterable, Sendable {
+public enum EngineKind: String, CaseIterable, Sendable {
   case shoal, lmdb, sqlite
 }
 
-protocol Engine: AnyObject {
+public protocol Engine: AnyObject {
   /// The files whose sizes add up to the database's size on disk.
   var dataFiles: [String] { get }
   /// Inserts `data`'s entries in its insertion order, in one transaction, and commits it durably.
@@ -34,11 +35,22 @@ protocol Engine: AnyObject {
   func scan() throws -> Int
   /// Commits one entry in a transaction of its own, durably.
   func commitOne(key: [UInt8], value: [UInt8]) throws
+  /// Makes a fresh database ready for `commitOne` (Shoal: creates the keyspace).
+  func prepareForCommits() throws
+  /// Takes and releases `count` snapshots, one after the other (SQLite cannot take one without
+  /// reading: `BEGIN`, a one-row `SELECT` of `snapshotKey`, `COMMIT`); returns a checksum.
+  func snapshots(_ count: Int) throws -> Int
+  /// LMDB only: `count` snapshots by `mdb_txn_renew` + `mdb_txn_reset` of one read transaction;
+  /// nil for the other engines.
+  func renewedSnapshots(_ count: Int) throws -> Int?
   func close()
 }
 
+/// The key SQLite's snapshot benchmark reads (entry 0 of the dataset: in every fixture).
+public let snapshotKey = benchKey(0)
+
 /// Opens (creating if needed) the engine's database in `directory`.
-func openEngine(_ kind: EngineKind, in directory: String) throws -> Engine {
+public func openEngine(_ kind: EngineKind, in directory: String) throws -> Engine {
   switch kind {
   case .shoal: return try ShoalEngine(directory: directory)
   case .lmdb: return try LMDBEngine(directory: directory)
@@ -48,12 +60,15 @@ func openEngine(_ kind: EngineKind, in directory: String) throws -> Engine {
 
 /// Cache budget given to the engines that have one of their own (Shoal, SQLite); LMDB reads
 /// through the OS page cache, which holds the whole file here.
-let engineCacheBytes = 256 << 20
+public let engineCacheBytes = 256 << 20
 
 // MARK: - Shoal
 
+/// The keyspace of every Shoal database of the benchmarks.
+public let shoalKeyspace = "kv"
+
 final class ShoalEngine: Engine {
-  static let keyspace = "kv"
+  static let keyspace = shoalKeyspace
   let path: String
   var store: Store?
 
@@ -62,14 +77,14 @@ final class ShoalEngine: Engine {
     store = try Store.open(path: path, options: StoreOptions(durability: .full, cacheSize: engineCacheBytes))
   }
 
-  var dataFiles: [String] { [path] }
+  public var dataFiles: [String] { [path] }
 
   private func open() throws -> Store {
     guard let store else { throw BenchError("Shoal store is closed") }
     return store
   }
 
-  func bulkLoad(_ data: Dataset) throws {
+  public func bulkLoad(_ data: Dataset) throws {
     try open().write { txn in
       // tracksChanges stays at its default (true): that is how the object layer uses keyspaces.
       try txn.ensureKeyspace(Self.keyspace)
@@ -79,7 +94,7 @@ final class ShoalEngine: Engine {
     }
   }
 
-  func pointReads(_ data: Dataset) throws -> Int {
+  public func pointReads(_ data: Dataset) throws -> Int {
     let txn = try open().beginRead()
     defer { txn.close() }
     let ks = try txn.keyspace(Self.keyspace)
@@ -93,7 +108,7 @@ final class ShoalEngine: Engine {
     return sum
   }
 
-  func scan() throws -> Int {
+  public func scan() throws -> Int {
     let txn = try open().beginRead()
     defer { txn.close() }
     var sum = 0
@@ -104,11 +119,28 @@ final class ShoalEngine: Engine {
     return sum
   }
 
-  func commitOne(key: [UInt8], value: [UInt8]) throws {
+  public func commitOne(key: [UInt8], value: [UInt8]) throws {
     try open().write { txn in try txn.put(value, forKey: key, in: Self.keyspace) }
   }
 
-  func close() {
+  public func prepareForCommits() throws {
+    try open().write { txn in try txn.ensureKeyspace(Self.keyspace) }
+  }
+
+  public func snapshots(_ count: Int) throws -> Int {
+    let store = try open()
+    var sum = 0
+    for _ in 0..<count {
+      let txn = try store.beginRead()
+      sum &+= Int(truncatingIfNeeded: txn.version)
+      txn.close()
+    }
+    return sum
+  }
+
+  public func renewedSnapshots(_ count: Int) throws -> Int? { nil }
+
+  public func close() {
     store?.close()
     store = nil
   }
@@ -137,9 +169,9 @@ final class LMDBEngine: Engine {
     try Self.check(mdb_txn_commit(txn), "mdb_txn_commit")
   }
 
-  var dataFiles: [String] { [directory + "/data.mdb"] }
+  public var dataFiles: [String] { [directory + "/data.mdb"] }
 
-  func bulkLoad(_ data: Dataset) throws {
+  public func bulkLoad(_ data: Dataset) throws {
     var txn: OpaquePointer?
     try Self.check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
     do {
@@ -164,7 +196,7 @@ final class LMDBEngine: Engine {
     try Self.check(rc, "mdb_put")
   }
 
-  func pointReads(_ data: Dataset) throws -> Int {
+  public func pointReads(_ data: Dataset) throws -> Int {
     var txn: OpaquePointer?
     try Self.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
     defer { mdb_txn_abort(txn) }
@@ -181,7 +213,7 @@ final class LMDBEngine: Engine {
     return sum
   }
 
-  func scan() throws -> Int {
+  public func scan() throws -> Int {
     var txn: OpaquePointer?
     try Self.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
     defer { mdb_txn_abort(txn) }
@@ -200,7 +232,7 @@ final class LMDBEngine: Engine {
     return sum
   }
 
-  func commitOne(key: [UInt8], value: [UInt8]) throws {
+  public func commitOne(key: [UInt8], value: [UInt8]) throws {
     var txn: OpaquePointer?
     try Self.check(mdb_txn_begin(env, nil, 0, &txn), "mdb_txn_begin")
     do {
@@ -212,7 +244,34 @@ final class LMDBEngine: Engine {
     try Self.check(mdb_txn_commit(txn), "mdb_txn_commit")
   }
 
-  func close() {
+  public func prepareForCommits() throws {}
+
+  public func snapshots(_ count: Int) throws -> Int {
+    var sum = 0
+    for _ in 0..<count {
+      var txn: OpaquePointer?
+      try Self.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+      sum &+= mdb_txn_id(txn)
+      mdb_txn_abort(txn)
+    }
+    return sum
+  }
+
+  public func renewedSnapshots(_ count: Int) throws -> Int? {
+    var txn: OpaquePointer?
+    try Self.check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn), "mdb_txn_begin")
+    defer { mdb_txn_abort(txn) }
+    mdb_txn_reset(txn)
+    var sum = 0
+    for _ in 0..<count {
+      try Self.check(mdb_txn_renew(txn), "mdb_txn_renew")
+      sum &+= mdb_txn_id(txn)
+      mdb_txn_reset(txn)
+    }
+    return sum
+  }
+
+  public func close() {
     if let env {
       mdb_env_close(env)
       self.env = nil
@@ -239,6 +298,9 @@ final class SQLiteEngine: Engine {
       sqlite3_close(db)
       throw BenchError("sqlite: open \(path): \(message)")
     }
+    // First, so that opening next to other processes (the contention benchmark) waits for
+    // their locks instead of failing with SQLITE_BUSY.
+    try exec("PRAGMA busy_timeout=60000")
     try exec("PRAGMA journal_mode=WAL")
     try exec("PRAGMA synchronous=FULL")
     try exec("PRAGMA cache_size=-\(engineCacheBytes / 1024)")
@@ -250,7 +312,7 @@ final class SQLiteEngine: Engine {
     commit = try prepare("COMMIT")
   }
 
-  var dataFiles: [String] { [path, path + "-wal"] }
+  public var dataFiles: [String] { [path, path + "-wal"] }
 
   private func fail(_ what: String) -> BenchError {
     BenchError("sqlite: \(what): \(db.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
@@ -285,7 +347,7 @@ final class SQLiteEngine: Engine {
     }
   }
 
-  func bulkLoad(_ data: Dataset) throws {
+  public func bulkLoad(_ data: Dataset) throws {
     try run(begin, "BEGIN")
     for i in data.keys.indices {
       try put(data.keys[i], data.values[i])
@@ -293,7 +355,7 @@ final class SQLiteEngine: Engine {
     try run(commit, "COMMIT")
   }
 
-  func pointReads(_ data: Dataset) throws -> Int {
+  public func pointReads(_ data: Dataset) throws -> Int {
     try run(begin, "BEGIN")
     var sum = 0
     for i in data.readOrder {
@@ -310,7 +372,7 @@ final class SQLiteEngine: Engine {
     return sum
   }
 
-  func scan() throws -> Int {
+  public func scan() throws -> Int {
     try run(begin, "BEGIN")
     defer { sqlite3_reset(scanAll) }
     var sum = 0
@@ -329,12 +391,34 @@ final class SQLiteEngine: Engine {
     return sum
   }
 
-  func commitOne(key: [UInt8], value: [UInt8]) throws {
+  public func commitOne(key: [UInt8], value: [UInt8]) throws {
     // Autocommit: the insert is its own transaction (WAL append + fsync with synchronous=FULL).
     try put(key, value)
   }
 
-  func close() {
+  public func prepareForCommits() throws {}
+
+  public func snapshots(_ count: Int) throws -> Int {
+    var sum = 0
+    try snapshotKey.withUnsafeBytes { k in
+      for _ in 0..<count {
+        try run(begin, "BEGIN")
+        sqlite3_bind_blob(select, 1, k.baseAddress, Int32(k.count), nil)
+        guard sqlite3_step(select) == SQLITE_ROW else {
+          sqlite3_reset(select)
+          throw BenchError("sqlite: the snapshot key is not in the database")
+        }
+        sum &+= Int(sqlite3_column_bytes(select, 0))
+        sqlite3_reset(select)
+        try run(commit, "COMMIT")
+      }
+    }
+    return sum
+  }
+
+  public func renewedSnapshots(_ count: Int) throws -> Int? { nil }
+
+  public func close() {
     for stmt in [insert, select, scanAll, begin, commit] { sqlite3_finalize(stmt) }
     insert = nil
     select = nil
@@ -351,7 +435,7 @@ final class SQLiteEngine: Engine {
 // MARK: - Files
 
 /// The size in bytes of `path` (0 when it does not exist).
-func fileSize(_ path: String) -> Int {
+public func fileSize(_ path: String) -> Int {
   var st = stat()
   return stat(path, &st) == 0 ? Int(st.st_size) : 0
 }

@@ -3,19 +3,19 @@
 
 /// SplitMix64: a tiny, fast, deterministic generator (and its finalizer is a bijection on
 /// 64-bit integers, which makes it a good key permutation).
-struct SplitMix64 {
-  var state: UInt64
+public struct SplitMix64: Sendable {
+  public var state: UInt64
 
-  init(seed: UInt64) { state = seed }
+  public init(seed: UInt64) { state = seed }
 
-  static func mix(_ value: UInt64) -> UInt64 {
+  public static func mix(_ value: UInt64) -> UInt64 {
     var z = value
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
   }
 
-  mutating func next() -> UInt64 {
+  public mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     return SplitMix64.mix(state)
   }
@@ -39,19 +39,19 @@ let vocabulary: [[UInt8]] = """
   example begin life always those both paper together got group often run
   """.split(separator: " ").map { Array($0.utf8) }
 
-enum DatasetShape {
-  static let entryCount = 1_000_000
-  static let keySize = 16
-  static let valueSize = 100
+public enum DatasetShape {
+  public static let entryCount = 1_000_000
+  public static let keySize = 16
+  public static let valueSize = 100
   /// Point reads per iteration of the point-read benchmark.
-  static let readCount = 100_000
+  public static let readCount = 100_000
   /// Single-entry commits per iteration of the durable-commit benchmark.
-  static let commitCount = 1_000
+  public static let commitCount = 1_000
 }
 
 /// Key `i`: 8 bytes of a bijective hash of `i` (big-endian, so the insertion order 0, 1, 2, …
 /// is a random key order) followed by `i` itself (big-endian).
-func benchKey(_ i: Int) -> [UInt8] {
+public func benchKey(_ i: Int) -> [UInt8] {
   let hashed = SplitMix64.mix(UInt64(i) &+ 0x5EED_0F5A_0A1B_2C3D)
   var key = [UInt8](repeating: 0, count: DatasetShape.keySize)
   for b in 0..<8 {
@@ -63,7 +63,7 @@ func benchKey(_ i: Int) -> [UInt8] {
 
 /// Value `i`: words drawn from `vocabulary` by a generator seeded with `i`, separated by
 /// spaces, cut to exactly `valueSize` bytes.
-func benchValue(_ i: Int) -> [UInt8] {
+public func benchValue(_ i: Int) -> [UInt8] {
   var rng = SplitMix64(seed: UInt64(i) ^ 0xA5A5_5A5A_C3C3_3C3C)
   var value: [UInt8] = []
   value.reserveCapacity(DatasetShape.valueSize + 16)
@@ -76,19 +76,19 @@ func benchValue(_ i: Int) -> [UInt8] {
 }
 
 /// The 1M entries (in insertion order, which is random key order) and the point-read order.
-final class Dataset: Sendable {
-  let keys: [[UInt8]]
-  let values: [[UInt8]]
+public final class Dataset: Sendable {
+  public let keys: [[UInt8]]
+  public let values: [[UInt8]]
   /// Indices into `keys` for the point reads: existing keys in random order.
-  let readOrder: [Int]
+  public let readOrder: [Int]
   /// Sum over the read order of each value's length and first byte: what a correct pass of
   /// point reads computes.
-  let expectedReadSum: Int
+  public let expectedReadSum: Int
   /// Sum over all entries of the key's and the value's lengths and first bytes: what a correct
   /// full scan computes.
-  let expectedScanSum: Int
+  public let expectedScanSum: Int
 
-  init(count: Int = DatasetShape.entryCount) {
+  public init(count: Int = DatasetShape.entryCount) {
     keys = (0..<count).map(benchKey)
     values = (0..<count).map(benchValue)
     var rng = SplitMix64(seed: 0x00C0_FFEE)
@@ -103,4 +103,4 @@ final class Dataset: Sendable {
 }
 
 /// Generated on first use (each benchmark runs in a process of its own).
-let dataset = Dataset()
+public let dataset = Dataset()

@@ -1,0 +1,406 @@
+// The benchmarks about several processes and snapshots:
+//
+//   snapshots 100k / E         100,000 snapshots taken and released one after the other on the
+//                              open 1M-entry database: Shoal beginRead() + close(), LMDB
+//                              mdb_txn_begin(MDB_RDONLY) + mdb_txn_abort, SQLite (WAL) BEGIN, a
+//                              one-row SELECT, COMMIT on prepared statements
+//   snapshots-renew 100k / lmdb  the same with one LMDB read transaction, mdb_txn_renew +
+//                              mdb_txn_reset
+//   notify-latency / shoal     a bench-peer process commits one small entry at a time
+//                              (durability .unsafe, so no fsync mixes in); this process is
+//                              called back by a change listener. Per commit it records the
+//                              time from the commit's publication (`lastPublishTimestamp`,
+//                              taken in the peer) to the callback starting, and from just
+//                              before the peer called `store.write` to the callback, as custom
+//                              metrics whose percentiles bench-table prints. The next commit is
+//                              asked for 1 ms after the callback, so the figure is wake-up
+//                              latency, not queueing. (From the peer's commit *returning* is
+//                              no measure: the woken listener often runs before the committer
+//                              gets the CPU back, so it is mostly "before"; bench-table prints
+//                              how often.) LMDB and SQLite cannot notify another process at
+//                              all, so they have no such benchmark.
+//   contended-commits 4x250 / E  4 bench-peer processes, started on one `go` line, each make
+//                              250 durable single-entry commits to one fresh database at the
+//                              same time (Shoal .full, LMDB default sync, SQLite WAL with
+//                              synchronous=FULL and a busy timeout); time until the last is done.
+//
+// bench-peer is found next to this executable (bench.sh builds it) or at $SHOAL_BENCH_PEER.
+// Peers are stopped in teardown, on any failure and at exit; a peer also exits by itself when
+// its stdin closes or this process dies.
+
+import BenchEngines
+import Benchmark
+import Dispatch
+import Foundation
+import ShoalStorage
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+// MARK: - Peer processes
+
+/// The pids of the peers started and not yet reaped, killed at exit if any are left.
+let livePeers = Mutex<Set<Int32>>([])
+
+/// Ignores SIGPIPE (a dead peer must fail a write, not kill the benchmark) and kills any peer
+/// still running when the process exits; once per process.
+let preparePeers: Void = {
+  signal(SIGPIPE, SIG_IGN)
+  atexit {
+    for pid in livePeers.withLock({ $0 }) { kill(pid, SIGKILL) }
+  }
+}()
+
+func peerExecutable() throws -> String {
+  let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+  var path = (me as NSString).deletingLastPathComponent + "/bench-peer"
+  if let given = ProcessInfo.processInfo.environment["SHOAL_BENCH_PEER"], !given.isEmpty { path = given }
+  guard FileManager.default.isExecutableFile(atPath: path) else {
+    throw BenchError(
+      "no bench-peer at \(path): build it first with `swift build --package-path Benchmarks -c release "
+        + "--product bench-peer` (bench.sh does), or set SHOAL_BENCH_PEER")
+  }
+  return path
+}
+
+/// One bench-peer process: command lines to its stdin, answer lines from its stdout; its
+/// stderr goes to ours (the run log).
+final class Peer {
+  let process = Process()
+  private let input = Pipe()
+  private let output = Pipe()
+  private var lines: LineReader
+  private var inputClosed = false
+  private var stopped = false
+  let name: String
+
+  init(_ arguments: [String]) throws {
+    _ = preparePeers
+    name = "bench-peer " + arguments.joined(separator: " ")
+    process.executableURL = URL(fileURLWithPath: try peerExecutable())
+    process.arguments = arguments
+    process.standardInput = input
+    process.standardOutput = output
+    lines = LineReader(descriptor: output.fileHandleForReading.fileDescriptor)
+    try process.run()
+    let pid = process.processIdentifier
+    livePeers.withLock { _ = $0.insert(pid) }
+  }
+
+  deinit { stop() }
+
+  func send(_ line: String) throws {
+    guard !inputClosed, writeLine(line, to: input.fileHandleForWriting.fileDescriptor) else {
+      throw BenchError("\(name): cannot send '\(line)': the peer is gone")
+    }
+  }
+
+  /// The words of the next line, which must start with `word`.
+  @discardableResult
+  func expect(_ word: String, timeout: Double) throws -> [Substring] {
+    let line: String
+    do {
+      line = try lines.next(timeout: timeout)
+    } catch {
+      throw BenchError("\(name): waiting for '\(word)': \(error)")
+    }
+    let words = line.split(separator: " ")
+    guard words.first.map(String.init) == word else { throw BenchError("\(name): expected '\(word)', got '\(line)'") }
+    return words
+  }
+
+  /// Closes the peer's stdin without waiting: an idle peer exits at once.
+  func closeInput() {
+    guard !inputClosed else { return }
+    inputClosed = true
+    try? input.fileHandleForWriting.close()
+  }
+
+  /// Closes the peer's stdin, waits up to 2 s for it to exit, then kills it.
+  func stop() {
+    guard !stopped else { return }
+    stopped = true
+    closeInput()
+    let pid = process.processIdentifier
+    let deadline = monotonicSeconds() + 2
+    while process.isRunning, monotonicSeconds() < deadline { usleep(2_000) }
+    if pid > 0, process.isRunning {
+      kill(pid, SIGKILL)
+      let hard = monotonicSeconds() + 10
+      while process.isRunning, monotonicSeconds() < hard { usleep(2_000) }
+    }
+    try? output.fileHandleForReading.close()
+    livePeers.withLock { _ = $0.remove(pid) }
+  }
+}
+
+/// Stops every peer of `peers`, closing all their stdins first so that they wind down together.
+func stopAll(_ peers: [Peer]) {
+  for peer in peers { peer.closeInput() }
+  for peer in peers { peer.stop() }
+}
+
+// MARK: - Snapshots
+
+func snapshotBenchmark(_ kind: EngineKind) {
+  let session = Session()
+  let count = CrossProcessShape.snapshotCount
+  Benchmark(
+    "snapshots 100k / \(kind.rawValue)",
+    configuration: .init(
+      metrics: [.wallClock, .cpuTotal, .throughput],
+      warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 30)
+  ) { benchmark in
+    do {
+      guard let engine = session.engine else { throw BenchError("no engine") }
+      blackHole(try engine.snapshots(count))
+    } catch {
+      benchmark.error("snapshots \(kind.rawValue): \(error)")
+    }
+  } setup: {
+    session.engine = try openEngine(kind, in: try ensureFixture(kind))
+  } teardown: {
+    session.close()
+  }
+}
+
+func renewedSnapshotBenchmark() {
+  let session = Session()
+  let count = CrossProcessShape.snapshotCount
+  Benchmark(
+    "snapshots-renew 100k / lmdb",
+    configuration: .init(
+      metrics: [.wallClock, .cpuTotal, .throughput],
+      warmupIterations: 2, maxDuration: .seconds(3), maxIterations: 30)
+  ) { benchmark in
+    do {
+      guard let engine = session.engine, let sum = try engine.renewedSnapshots(count) else {
+        throw BenchError("no LMDB engine")
+      }
+      blackHole(sum)
+    } catch {
+      benchmark.error("snapshots-renew lmdb: \(error)")
+    }
+  } setup: {
+    session.engine = try openEngine(.lmdb, in: try ensureFixture(.lmdb))
+  } teardown: {
+    session.close()
+  }
+}
+
+// MARK: - Notification latency
+
+/// From the moment the peer's commit was published (`Store.lastPublishTimestamp`, taken in the
+/// peer just before it wakes the waiters) to the callback starting in this process.
+let publishToCallbackMetric = BenchmarkMetric.custom(
+  "publish to callback (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+/// From just before the peer called `store.write` to the callback: the commit's own work
+/// plus the notification, an upper bound.
+let commitCallToCallbackMetric = BenchmarkMetric.custom(
+  "commit call to callback (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+
+/// "<early> <observed>": of the observed commits, how many were called back before the
+/// peer's `store.write` had returned (bench-table prints it).
+func notifyEarlyResultPath() -> String { benchRoot + "/results/notify-early-shoal.txt" }
+
+/// What the change listener saw, handed to the benchmark's thread.
+final class Observations: Sendable {
+  struct Seen {
+    var version: UInt64
+    var calledAt: UInt64
+    var publishedAt: UInt64
+  }
+  private let seen = Mutex<[Seen]>([])
+  private let arrived = DispatchSemaphore(value: 0)
+
+  func add(_ observation: Seen) {
+    seen.withLock { $0.append(observation) }
+    arrived.signal()
+  }
+
+  /// The next observation, waiting `timeout` seconds at most.
+  func next(timeout: Double) -> Seen? {
+    guard arrived.wait(timeout: .now() + timeout) == .success else { return nil }
+    return seen.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+  }
+
+  /// Drops whatever arrived, waiting `settle` seconds for stragglers.
+  func drain(settle: Double) {
+    while next(timeout: settle) != nil {}
+  }
+}
+
+final class NotifySession {
+  var store: Store?
+  var peer: Peer?
+  var token: ChangeListenerToken?
+  var directory: String?
+  let observations = Observations()
+  var next = 0
+  /// Callbacks that started before the peer's `store.write` returned, of `observed`.
+  var early = 0
+  var observed = 0
+
+  func close() {
+    token?.invalidate()
+    token = nil
+    peer?.stop()
+    peer = nil
+    store?.close()
+    store = nil
+  }
+}
+
+func notifyLatencyBenchmark() {
+  let session = NotifySession()
+  Benchmark(
+    "notify-latency / shoal",
+    configuration: .init(
+      metrics: [.wallClock, publishToCallbackMetric, commitCallToCallbackMetric],
+      warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 6)
+  ) { benchmark in
+    do {
+      guard let peer = session.peer else { throw BenchError("no peer") }
+      for _ in 0..<CrossProcessShape.notifyCommits {
+        let i = session.next
+        session.next += 1
+        try peer.send("c \(i)")
+        let answer = try peer.expect("t", timeout: 10)
+        guard answer.count == 5, Int(answer[1]) == i, let version = UInt64(answer[2]),
+          let called = UInt64(answer[3]), let returned = UInt64(answer[4])
+        else { throw BenchError("bad answer \(answer) to commit \(i)") }
+        guard let seen = session.observations.next(timeout: 10) else {
+          throw BenchError("no callback within 10 s for version \(version)")
+        }
+        guard seen.version == version else {
+          throw BenchError("called back for version \(seen.version), expected \(version)")
+        }
+        session.observed += 1
+        if seen.calledAt < returned { session.early += 1 }
+        // The clock is CLOCK_REALTIME in both processes; a (rare) step backwards reads as 0.
+        benchmark.measurement(publishToCallbackMetric, Int(seen.calledAt &- min(seen.publishedAt, seen.calledAt)))
+        benchmark.measurement(commitCallToCallbackMetric, Int(seen.calledAt &- min(called, seen.calledAt)))
+        usleep(CrossProcessShape.notifyPauseMicroseconds)
+      }
+    } catch {
+      session.close()
+      benchmark.error("notify-latency shoal: \(error)")
+    }
+  } setup: {
+    do {
+      let directory = try freshDirectory(workDirectory("notify"))
+      session.directory = directory
+      let path = directory + "/db.shoal"
+      let store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, cacheSize: engineCacheBytes))
+      session.store = store
+      try store.write { txn in try txn.ensureKeyspace(shoalKeyspace) }
+      let peer = try Peer(["notify", path])
+      session.peer = peer
+      try peer.expect("ready", timeout: 60)
+      let observations = session.observations
+      session.token = store.addChangeListener { _, to in
+        let calledAt = Store.wallClock()
+        observations.add(.init(version: to, calledAt: calledAt, publishedAt: store.lastPublishTimestamp))
+      }
+      // The listener thread starts with the first listener and only reports commits after
+      // the version it sees when it is running (a commit in between waits for the next one):
+      // commit here until a callback shows that it runs.
+      var primed = false
+      for attempt in 0..<20 where !primed {
+        try store.write { txn in try txn.put([0], forKey: [0xFF, UInt8(attempt)], in: shoalKeyspace) }
+        primed = observations.next(timeout: 1) != nil
+      }
+      guard primed else { throw BenchError("the change listener never called back") }
+      observations.drain(settle: 0.05)
+    } catch {
+      session.close()
+      throw error
+    }
+  } teardown: {
+    session.close()
+    try makeDirectory(benchRoot + "/results")
+    try "\(session.early) \(session.observed)\n".write(
+      toFile: notifyEarlyResultPath(), atomically: true, encoding: .utf8)
+    if let directory = session.directory { try removeTree(directory) }
+  }
+}
+
+// MARK: - Contended commits
+
+final class ContentionSession {
+  var peers: [Peer] = []
+  var directory: String?
+  var round = 0
+  /// What `Engine.scan()` must return once every round so far is committed.
+  var expectedScan = 0
+
+  func stopPeers() {
+    stopAll(peers)
+    peers = []
+  }
+}
+
+func contendedCommitBenchmark(_ kind: EngineKind) {
+  let session = ContentionSession()
+  let writers = CrossProcessShape.writerProcesses
+  let count = CrossProcessShape.commitsPerWriter
+  Benchmark(
+    "contended-commits \(writers)x\(count) / \(kind.rawValue)",
+    configuration: .init(
+      metrics: [.wallClock, .throughput],
+      warmupIterations: 1, maxDuration: .seconds(8), maxIterations: 5)
+  ) { benchmark in
+    do {
+      guard session.peers.count == writers else { throw BenchError("the writers are not running") }
+      let round = session.round
+      session.round += 1
+      benchmark.startMeasurement()
+      for peer in session.peers { try peer.send("go \(round)") }
+      for peer in session.peers {
+        let done = try peer.expect("done", timeout: 300)
+        guard done.count == 3, Int(done[1]) == count else { throw BenchError("\(peer.name): bad answer \(done)") }
+      }
+      benchmark.stopMeasurement()
+      // Every commit of every round landed, and nothing else: the database holds exactly them.
+      // (Checked here, not in teardown: a failing teardown stops the whole run.)
+      for writer in 0..<writers {
+        for j in 0..<count {
+          let i = contentionEntryIndex(round: round, writer: writer, commit: j)
+          let (key, value) = (benchKey(i), benchValue(i))
+          session.expectedScan &+= key.count &+ Int(key[0]) &+ value.count &+ Int(value[0])
+        }
+      }
+      guard let directory = session.directory else { throw BenchError("no database") }
+      let engine = try openEngine(kind, in: directory)
+      defer { engine.close() }
+      guard try engine.scan() == session.expectedScan else {
+        throw BenchError("after round \(round), the database does not hold exactly the commits made")
+      }
+    } catch {
+      session.stopPeers()
+      benchmark.error("contended-commits \(kind.rawValue): \(error)")
+    }
+  } setup: {
+    do {
+      let directory = try freshDirectory(workDirectory("contention-\(kind.rawValue)"))
+      session.directory = directory
+      let engine = try openEngine(kind, in: directory)
+      try engine.prepareForCommits()
+      engine.close()
+      for writer in 0..<writers {
+        session.peers.append(try Peer(["commit", kind.rawValue, directory, "\(writer)", "\(count)"]))
+      }
+      for peer in session.peers { try peer.expect("ready", timeout: 60) }
+    } catch {
+      session.stopPeers()
+      throw error
+    }
+  } teardown: {
+    session.stopPeers()
+    if let directory = session.directory { try removeTree(directory) }
+  }
+}

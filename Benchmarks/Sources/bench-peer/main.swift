@@ -1,0 +1,118 @@
+// bench-peer: the other processes of the cross-process benchmarks
+// (Benchmarks/StorageBenchmarks/CrossProcess.swift starts them). Commands come one a line on
+// stdin, answers go one a line on stdout; errors go to stderr and as `error <message>` on
+// stdout, and the process exits 1.
+//
+//   bench-peer notify <file.shoal>
+//       Opens the Shoal store (durability .unsafe) and prints `ready`. For each `c <i>`:
+//       commits entry i in a transaction of its own, then prints
+//       `t <i> <version> <ns before store.write> <ns after it returned>` (`Store.wallClock()`).
+//   bench-peer commit <shoal|lmdb|sqlite> <directory> <writer> <count>
+//       Opens the engine's database in <directory> (as durable as the other benchmarks) and
+//       prints `ready`. For each `go <round>`: makes <count> single-entry durable commits
+//       (keys of `contentionEntryIndex`), then prints `done <count> <elapsed ns>`.
+//
+// A peer exits when its stdin closes (or on `quit`), and also when the process that started
+// it dies (it checks its parent every 50 ms), so it never outlives a benchmark that failed.
+
+import BenchEngines
+import Foundation
+import ShoalStorage
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+func say(_ line: String) {
+  if !writeLine(line, to: STDOUT_FILENO) { exit(1) }  // the benchmark is gone
+}
+
+func fail(_ message: String) -> Never {
+  FileHandle.standardError.write(Data("bench-peer \(getpid()): \(message)\n".utf8))
+  say("error \(message)")
+  exit(1)
+}
+
+/// Exits as soon as the parent process is gone (then this process is re-parented).
+func watchParent() {
+  let parent = getppid()
+  let thread = Thread {
+    while true {
+      usleep(50_000)
+      if getppid() != parent { _exit(2) }
+    }
+  }
+  thread.name = "bench-peer-watchdog"
+  thread.start()
+}
+
+/// The commands on stdin, until it closes or says `quit`.
+func commands() -> AnyIterator<[Substring]> {
+  var reader = LineReader(descriptor: STDIN_FILENO)
+  return AnyIterator {
+    do {
+      let words = try reader.next(timeout: nil).split(separator: " ")
+      return words.first == "quit" ? nil : words
+    } catch LineReader.Failure.endOfFile {
+      return nil
+    } catch {
+      fail("stdin: \(error)")
+    }
+  }
+}
+
+func notify(path: String) throws {
+  let store = try Store.open(path: path, options: StoreOptions(durability: .unsafe, cacheSize: engineCacheBytes))
+  defer { store.close() }
+  say("ready")
+  for words in commands() {
+    guard words.count == 2, words[0] == "c", let i = Int(words[1]) else { fail("bad command \(words)") }
+    let key = benchKey(i)
+    let value = benchValue(i)
+    let called = Store.wallClock()
+    let version = try store.write { txn -> UInt64 in
+      try txn.put(value, forKey: key, in: shoalKeyspace)
+      return txn.version
+    }
+    let returned = Store.wallClock()
+    say("t \(i) \(version) \(called) \(returned)")
+  }
+}
+
+func commit(kind: EngineKind, directory: String, writer: Int, count: Int) throws {
+  let engine = try openEngine(kind, in: directory)
+  defer { engine.close() }
+  say("ready")
+  for words in commands() {
+    guard words.count == 2, words[0] == "go", let round = Int(words[1]) else { fail("bad command \(words)") }
+    // Built before the clock starts, like the single-process durable-commit benchmark.
+    let indices = (0..<count).map { contentionEntryIndex(round: round, writer: writer, commit: $0) }
+    let keys = indices.map(benchKey)
+    let values = indices.map(benchValue)
+    let start = monotonicSeconds()
+    for j in 0..<count { try engine.commitOne(key: keys[j], value: values[j]) }
+    let elapsed = monotonicSeconds() - start
+    say("done \(count) \(Int(elapsed * 1e9))")
+  }
+}
+
+watchParent()
+let arguments = CommandLine.arguments
+do {
+  switch arguments.count > 1 ? arguments[1] : "" {
+  case "notify" where arguments.count == 3:
+    try notify(path: arguments[2])
+  case "commit" where arguments.count == 6:
+    guard let kind = EngineKind(rawValue: arguments[2]), let writer = Int(arguments[4]),
+      let count = Int(arguments[5])
+    else { fail("bad arguments \(arguments)") }
+    try commit(kind: kind, directory: arguments[3], writer: writer, count: count)
+  default:
+    fail("usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count>")
+  }
+} catch {
+  fail("\(error)")
+}
+exit(0)
