@@ -23,7 +23,7 @@ import Synchronization
 /// - The newest meta record, published under a seqlock, and the notifier's futex word.
 /// - The writer lock is an OFD write lock on the data file itself, so writers stay
 ///   serialised even if the lock file is deleted while processes run.
-final class SharedCoordinator: Coordinator, @unchecked Sendable {  // The mapping is shared memory: every access is atomic.
+final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped memory; all access atomic.
   // MARK: Layout of the lock file
   static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
   static let layoutVersion: UInt64 = 1
