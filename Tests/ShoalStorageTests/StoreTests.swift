@@ -297,6 +297,7 @@ import Testing
     try store.write { txn throws in
       try txn.createKeyspace("k")
       try txn.createKeyspace("quiet", tracksChanges: false)
+      try txn.createKeyspace("empty")
       for i in 0..<20_000 { try txn.put(textValue(i, length: 120), forKey: bytes("key\(i)"), in: "k") }
       try txn.put(textValue(1, length: 50_000), forKey: bytes("blob"), in: "quiet")
     }
@@ -323,6 +324,45 @@ import Testing
     }
     #expect(original == copied)
     #expect(try copy.read { try $0.keyspace("quiet").tracksChanges } == false)
+    #expect(try copy.read { try $0.count(in: "empty") } == 0)
+    // Built bottom-up from full nodes: fewer leaves than the churned original.
+    #expect(report.info.leafNodes < store.info().leafNodes)
+    // The copy takes ordinary writes afterwards.
+    try copy.write { try $0.put(bytes("new"), forKey: bytes("key5000x"), in: "k") }
+    #expect(copy.verify().isOK)
+  }
+
+  @Test func bulkLoadingRejectsKeysOutOfOrderAndBuildsDeepTrees() throws {
+    let store = try Store(file: MemoryFile())
+    let txn = try store.beginWrite()
+    var i = 0
+    try txn.bulkLoad("big", tracksChanges: true) {
+      i += 1
+      return i <= 100_000 ? (bytes(String(format: "%08d", i)), textValue(i, length: 60)) : nil
+    }
+    var keys = [bytes("b"), bytes("a")].makeIterator()
+    #expect(throws: StorageError.invalidArgument("Bulk-loaded keys must be in strictly ascending order.")) {
+      try txn.bulkLoad("bad", tracksChanges: true) { keys.next().map { ($0, [1]) } }
+    }
+    txn.abort()
+    let copyTarget = MemoryFile()
+    let source = try Store(file: MemoryFile())
+    try source.write { txn in
+      try txn.createKeyspace("big")
+      for n in stride(from: 0, to: 100_000, by: 1) {
+        try txn.put(textValue(n, length: 60), forKey: bytes(String(format: "%08d", n)), in: "big")
+      }
+    }
+    try source.writeCopy(to: copyTarget)
+    let copy = try Store(file: copyTarget)
+    let report = copy.verify()
+    #expect(report.isOK, "\(report.problems)")
+    #expect(report.info.branchNodes > 1, "three levels at least")
+    #expect(try copy.read { try $0.count(in: "big") } == 100_000)
+    #expect(try copy.read { try $0.get(bytes("00054321"), in: "big") } == textValue(54321, length: 60))
+    #expect(
+      try copy.read { txn in try scan(txn.keyspace("big").cursor()).map(\.0) }
+        == (0..<100_000).map { bytes(String(format: "%08d", $0)) })
   }
 
   @Test func cacheStaysWithinItsBudget() throws {

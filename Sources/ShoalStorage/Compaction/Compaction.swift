@@ -1,10 +1,10 @@
 extension Store {
   /// Writes a compacted copy of the newest version to a new file at `path`: every keyspace
-  /// rewritten in key order into densely packed nodes, no free space, no change records.
-  /// The copy starts its own version history at 1.
+  /// rewritten in key order into full nodes, no free space, no change records. The copy
+  /// starts its own version history at 1. Nodes are built bottom-up and written as they
+  /// fill, so memory stays bounded whatever the size of the store.
   ///
-  /// Throws `StorageError.fileExists` if `path` exists. The copy is built in one write
-  /// transaction, so it needs memory for the whole data set.
+  /// Throws `StorageError.fileExists` if `path` exists.
   public func writeCopy(toPath path: String, durability: Durability = .full) throws {
     let target = try PosixFile(path: path, create: true, readOnly: false, exclusive: true)
     try writeCopy(to: target, durability: durability)
@@ -20,9 +20,8 @@ extension Store {
       txn.recordsHistory = false
       for name in try source.keyspaceNames() {
         let keyspace = try source.keyspace(name)
-        try txn.createKeyspace(name, tracksChanges: keyspace.tracksChanges)
         let cursor = keyspace.cursor()
-        while let (key, value) = try cursor.next() { try txn.put(value, forKey: key, in: name) }
+        try txn.bulkLoad(name, tracksChanges: keyspace.tracksChanges) { try cursor.next() }
       }
       try txn.commit()
     }

@@ -17,6 +17,8 @@ public final class WriteTransaction {
   private var mutationCount = 0
   /// Whether the commit stores a change record (compaction turns it off).
   var recordsHistory = true
+  /// Blocks already written by `bulkLoad`; the commit continues with the same writer.
+  private var bulkWriter: CommitWriter?
   private let reader: SnapshotReader
   private var editor: TreeEditor!  // Set at the end of init: it captures self.
 
@@ -222,6 +224,31 @@ public final class WriteTransaction {
     return true
   }
 
+  /// Creates keyspace `name` holding the entries `next()` yields in strictly ascending key
+  /// order, written bottom-up into full nodes as they come (see `BulkBuilder`): memory stays
+  /// bounded whatever the size. Nothing is visible before `commit()`.
+  func bulkLoad(_ name: String, tracksChanges: Bool, from next: () throws -> ([UInt8], [UInt8])?) throws {
+    try createKeyspace(name, tracksChanges: tracksChanges)
+    let i = try require(name)
+    var writer = bulkWriter ?? CommitWriter(store: store, version: version)
+    var builder = BulkBuilder()
+    while let (key, value) = try next() {
+      guard key.count <= StorageLimits.maximumKeySize else {
+        throw StorageError.keyTooLarge(size: key.count, limit: StorageLimits.maximumKeySize)
+      }
+      let stored: LeafValue =
+        value.count > StorageLimits.inlineValueLimit
+        ? .blob(try writer.writeBlock(value, space: &freeSpace)) : .inline(value)
+      try builder.add(key, stored, writer: &writer, space: &freeSpace)
+    }
+    if let (root, count) = try builder.finish(writer: &writer, space: &freeSpace) {
+      states[i].root = .clean(root, count)
+      states[i].count = count
+    }
+    bulkWriter = writer
+    mutationCount += 1
+  }
+
   private func record(_ i: Int, _ key: [UInt8], deleted: Bool, existed: Bool, _ info: [UInt8]) {
     guard let prior = states[i].changes[key] else {
       states[i].changes[key] = PendingChange(
@@ -255,7 +282,7 @@ public final class WriteTransaction {
     defer { abort() }
     guard states.contains(where: { $0.modified }) else { return baseVersion }
     try store.checkVersionLimit(latest: baseVersion)
-    var writer = CommitWriter(store: store, version: version)
+    var writer = bulkWriter ?? CommitWriter(store: store, version: version)
     // Keyspaces, then their catalog entries.
     for i in states.indices where states[i].modified {
       let name = Array(states[i].name.utf8)
