@@ -83,6 +83,8 @@ struct TreeNavigator: Sendable {
     }
   }
 
+  func key(_ position: (NodeRef, Int)) -> [UInt8] { key(position.0, position.1) }
+
   func key(_ node: NodeRef, _ i: Int) -> [UInt8] {
     switch node {
     case .image(let n): return n.key(at: i)

@@ -100,6 +100,11 @@ public struct ChangeRecord: Sendable, Equatable {
   }
 
   static func key(for version: UInt64) -> [UInt8] { withUnsafeBytes(of: version.bigEndian) { Array($0) } }
+
+  /// The version a history key names; nil for a key that is not 8 bytes (damage).
+  static func version(fromKey key: [UInt8]) -> UInt64? {
+    key.count == 8 ? key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) } : nil
+  }
 }
 
 /// A change of one key pending in a write transaction.

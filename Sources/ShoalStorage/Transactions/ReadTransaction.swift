@@ -83,9 +83,10 @@ public final class ReadTransaction: Sendable {
     for v in (from + 1)...to {
       guard let bytes = try reader.get(root, ChangeRecord.key(for: v)) else {
         let oldest =
-          try reader.entry(root, at: 0).map {
-            $0.key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
-          } ?? version
+          try root.flatMap {
+            $0.count > 0 ? ChangeRecord.version(fromKey: try reader.nav.key(reader.nav.entry($0, at: 0))) : nil
+          }
+          ?? version
         throw StorageError.historyUnavailable(from: from, to: to, oldestAvailable: oldest)
       }
       guard let record = ChangeRecord.decode(bytes), record.version == v else {

@@ -304,8 +304,8 @@ public final class WriteTransaction {
         bytes.count > StorageLimits.inlineValueLimit ? .pending(bytes) : .inline(bytes))
     }
     // Trim records no pin can need: a reader at version p reads records after p.
-    while let root = historyRoot, let first = try reader.entry(root, at: 0)?.key,
-      first.withUnsafeBytes({ UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }) <= horizon
+    while let root = historyRoot, root.count > 0, case let first = try reader.nav.key(reader.nav.entry(root, at: 0)),
+      (ChangeRecord.version(fromKey: first) ?? 0) <= horizon
     {
       if let removed = try editor.delete(&historyRoot, first) { editor.release(removed) }
     }
