@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import ShoalStorage
+
+/// The `shoal` command, run as a real process on real files.
+@Suite struct CommandLineTests {
+  static var shoal: URL { Child.executable.deletingLastPathComponent().appendingPathComponent("shoal") }
+
+  /// Runs `shoal` with `arguments`; returns its exit status and standard output.
+  func run(_ arguments: [String]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = CommandLineTests.shoal
+    process.arguments = arguments
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  }
+
+  func makeFile(_ path: String) throws {
+    let store = try Store.open(path: path)
+    try store.write { txn in
+      try txn.createKeyspace("fish")
+      for i in 0..<500 { try txn.put(textValue(i, length: 200), forKey: bytes("fish-\(i)"), in: "fish") }
+    }
+  }
+
+  @Test func infoVerifyDumpAndCompact() throws {
+    let dir = TemporaryDirectory()
+    try makeFile(dir.file())
+    let (infoStatus, infoText) = try run(["info", "--json", dir.file()])
+    #expect(infoStatus == 0)
+    let info = try JSONDecoder().decode(FileInfo.self, from: Data(infoText.utf8))
+    #expect(info.version == 1)
+    #expect(info.keyspaces == [FileInfo.Keyspace(name: "fish", entries: 500)])
+    #expect(info.compressionRatio > 1.5)
+    #expect(info.formatVersion == 1)
+    #expect(try run(["info", dir.file()]).1.contains("compression ratio:"))
+
+    #expect(try run(["verify", dir.file()]) == (0, "ok\n"))
+    let dump = try run(["dump", "--keyspace", "fish", dir.file()])
+    #expect(dump.0 == 0)
+    #expect(dump.1.contains("fish-42 = "))
+    #expect(try run(["dump", "--json", dir.file()]).1.split(separator: "\n").count == 500)
+
+    let out = dir.file("compact.shoal")
+    #expect(try run(["compact", dir.file(), out]).0 == 0)
+    #expect(try run(["verify", "--json", out]).1.contains("\"ok\":true"))
+    #expect(try run(["compact", dir.file(), out]).0 == 1, "refuses to overwrite")
+  }
+
+  @Test func verifyNamesEachProblemAndFails() throws {
+    let dir = TemporaryDirectory()
+    try makeFile(dir.file())
+    let store = try Store.open(path: dir.file())
+    let root = try store.read { try $0.keyspace("fish").entry.root }
+    var node = try store.blocks.node(root, limit: store.latestMeta.fileEnd)
+    var leaf = root
+    while !node.isLeaf {
+      leaf = node.child(at: 0).0
+      node = try store.blocks.node(leaf, limit: store.latestMeta.fileEnd)
+    }
+    // A second commit that writes only the last leaf: the first leaf then belongs to an
+    // older commit, so damaging it is corruption (not an incomplete newest commit).
+    try store.write { try $0.put([1], forKey: bytes("zzz"), in: "fish") }
+    let file = try PosixFile(path: dir.file(), create: false, readOnly: false)
+    var byte = try file.read(count: 1, at: leaf.offset + 10)
+    byte[0] ^= 0xFF
+    try file.write(byte, at: leaf.offset + 10)
+    let (status, text) = try run(["verify", dir.file()])
+    #expect(status == 1)
+    #expect(text.contains("corrupt at offset \(leaf.offset)"))
+    let (notShoal, _) = try run(["info", "/etc/hostname"])
+    #expect(notShoal == 1)
+  }
+}
