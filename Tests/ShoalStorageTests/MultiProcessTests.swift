@@ -109,6 +109,22 @@ import Testing
     #expect(store.verify().isOK)
   }
 
+  @Test func aDeadReadersPinIsReclaimedWhenAnotherStoreOpens() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    let holder = try Child.worker("hold", file: dir.file())
+    _ = try holder.line(startingWith: "pinned")
+    try store.write { try $0.put([1], forKey: [1], in: "kv") }
+    #expect(store.activeVersionCount == 2)
+    holder.kill()
+    // No commit in between: opening a store is enough to clear the dead process's slots.
+    let opened = try Store.open(path: dir.file())
+    #expect(opened.reclaimedProcessCount == 1)
+    #expect(store.pins().isEmpty)
+    #expect(store.activeVersionCount == 1)
+  }
+
   @Test func theVersionLimitErrorSaysWhoPinsTheOldestVersion() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file(), options: StoreOptions(maximumNumberOfActiveVersions: 2))

@@ -173,16 +173,6 @@ final class NodeImage: Sendable {
     }
   }
 
-  /// Leaf: the entry's value as a `LeafValue` owned by a dirty node.
-  func leafValue(at i: Int) -> LeafValue {
-    bytes.withUnsafeBytes { p in
-      switch value(p, i) {
-      case .inline(let v): return .inline(Array(v))
-      case .blob(let b): return .blob(b)
-      }
-    }
-  }
-
   /// Total blob bytes and blob pointers referenced by this leaf.
   func blobs() -> [BlockPointer] {
     guard isLeaf else { return [] }

@@ -162,9 +162,11 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
     processIndex = index
     ok = true
-    // A previous holder of this slot died: drop what it left.
+    // A previous holder of this slot died (its pid is still there): drop what it left.
+    let previous = word(SharedCoordinator.offsetProcesses + index * 16).exchange(
+      UInt64(getpid()), ordering: .sequentiallyConsistent)
     clearReaderSlots(owner: index)
-    word(SharedCoordinator.offsetProcesses + index * 16).store(UInt64(getpid()), ordering: .sequentiallyConsistent)
+    if previous != 0 { local.withLock { $0.reclaimed += 1 } }
     word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(Store.now(), ordering: .relaxed)
     if !first { _ = reclaimDeadProcesses() }
   }

@@ -29,12 +29,6 @@ public final class FaultInjectingFile: StorageFile {
     state = Mutex(State(durable: contents, current: contents, crashAfter: crashAfterOperations))
   }
 
-  /// Whether the simulated power loss has happened.
-  public var hasCrashed: Bool { state.withLock { $0.crashed } }
-
-  /// How many writes and syncs were performed (to pick crash points for a workload).
-  public var operationCount: Int { state.withLock { $0.operations } }
-
   /// Counts an operation; returns true if this one is where the power is cut.
   private static func tick(_ s: inout State) throws -> Bool {
     if s.crashed { throw StorageError.powerLoss }
