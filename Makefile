@@ -26,9 +26,9 @@ test: deps
 demo: deps
 	$(SWIFT) build --product shoal-demo
 	$(SWIFT) build --product shoal
-	rm -f demo.shoal
-	.build/debug/shoal-demo demo.shoal
-	.build/debug/shoal info demo.shoal
+	rm -f demo.realm demo.realm.lock
+	.build/debug/shoal-demo demo.realm
+	.build/debug/shoal info demo.realm
 	$(SWIFT) build --product shoal-share-example
 	rm -f shared.shoal shared.shoal.lock
 	.build/debug/shoal-share-example shared.shoal
@@ -47,4 +47,4 @@ fuzz: deps
 	.build-fuzz/release/shoal-fuzz -max_total_time=$${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build demo.shoal shared.shoal shared.shoal.lock
+	rm -rf .build .build-fuzz Benchmarks/.build demo.realm demo.realm.lock shared.shoal shared.shoal.lock

@@ -52,8 +52,9 @@ let package = Package(
     ),
     // libFuzzer target: `make fuzz` builds it with -sanitize=fuzzer; a plain build replays inputs.
     .executableTarget(name: "shoal-fuzz", dependencies: ["ShoalStorage", "ShoalTrials"], path: "Tools/shoal-fuzz"),
-    .executableTarget(name: "shoal-demo", dependencies: ["Shoal"], path: "Examples/Demo"),
-    .executableTarget(name: "shoal-share-example", dependencies: ["Shoal"], path: "Examples/Sharing"),
+    .executableTarget(name: "shoal-demo", dependencies: ["Shoal", "ShoalStorage"], path: "Examples/Demo"),
+    .executableTarget(
+      name: "shoal-share-example", dependencies: ["Shoal", "ShoalStorage"], path: "Examples/Sharing"),
     .plugin(
       name: "ShoalStressPlugin",
       capability: .command(
@@ -68,6 +69,12 @@ let package = Package(
       dependencies: ["shoal"],
       path: "Plugins/ShoalPlugin"
     ),
+    // Models shared by shoal-realm-worker and the object-layer tests (one schema, two processes).
+    .target(name: "ShoalSharedModels", dependencies: ["Shoal"], path: "Tools/SharedModels"),
+    .executableTarget(
+      name: "shoal-realm-worker", dependencies: ["Shoal", "ShoalSharedModels"], path: "Tools/shoal-realm-worker"),
+    .testTarget(
+      name: "ShoalTests", dependencies: ["Shoal", "ShoalSharedModels", "shoal-realm-worker"], path: "Tests/ShoalTests"),
     .testTarget(
       name: "ShoalStorageTests",
       dependencies: ["ShoalStorage", "ShoalTrials"],

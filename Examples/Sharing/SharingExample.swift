@@ -1,5 +1,5 @@
 import Foundation
-import Shoal
+import ShoalStorage
 
 /// Two processes, one file: this program starts a copy of itself that writes, while it
 /// listens for the other process's commits and prints what each one changed.

@@ -1,3 +1,4 @@
-// The object layer (RealmSwift's API) is built on ShoalStorage in a later issue. Until then
-// the Shoal product re-exports the engine so that `import Shoal` gives access to it.
-@_exported import ShoalStorage
+// Shoal: RealmSwift's local-database API on the ShoalStorage engine.
+//
+// Code written for RealmSwift compiles with `import Shoal`. The engine (keyspaces, versions,
+// the notifier) stays in `ShoalStorage`, which tools import directly.

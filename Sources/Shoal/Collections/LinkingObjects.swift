@@ -1,0 +1,153 @@
+/// What `@Persisted(originProperty:)` needs from `LinkingObjects`. Not for direct use.
+public protocol LinkingObjectsProtocol {
+  /// Creates unmanaged linking objects for the origin property `name`.
+  init(fromOriginProperty name: String)
+}
+
+/// The objects that link to an object through a property (RealmSwift's `LinkingObjects`):
+/// computed, live, and queryable like `Results`.
+///
+/// ```swift
+/// class Dog: Object {
+///   @Persisted(originProperty: "dogs") var owners: LinkingObjects<Person>
+/// }
+/// ```
+public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: RandomAccessCollection,
+  CustomStringConvertible, LinkingObjectsProtocol
+{
+  /// The name of the property of `Element` that links here.
+  public let propertyName: String
+  let owner: ObjectBase?
+  let index: Int
+
+  /// Creates linking objects for the objects of `fromType` linking through `property`.
+  public init(fromType: Element.Type, property: String) {
+    propertyName = property
+    owner = nil
+    index = 0
+  }
+
+  public init(fromOriginProperty name: String) {
+    propertyName = name
+    owner = nil
+    index = 0
+  }
+
+  init(owner: ObjectBase, index: Int, propertyName: String) {
+    self.owner = owner
+    self.index = index
+    self.propertyName = propertyName
+  }
+
+  private var keys: [ObjectKey] {
+    guard let owner, owner._core != nil else { return [] }
+    if case .list(let items) = owner._storedValue(at: index) { return items.compactMap { CoreLinks.key($0) } }
+    return []
+  }
+
+  /// The Realm of the owning object, or nil when unmanaged.
+  public var realm: Realm? { owner?._core.map { Realm(core: $0) } }
+  /// Whether the owning object was deleted.
+  public var isInvalidated: Bool { (owner as? Object)?.isInvalidated ?? false }
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { keys.count }
+  public var count: Int { keys.count }
+
+  /// The linking object at `position`.
+  public subscript(position: Int) -> Element {
+    let keys = self.keys
+    precondition(
+      position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
+    return element(keys[position])
+  }
+
+  private func element(_ key: ObjectKey) -> Element {
+    guard let core = owner?._core, let element = core.object(core.table(for: Element.self), key) as? Element else {
+      fatalError("Linking objects of an unmanaged object cannot be read.")
+    }
+    return element
+  }
+
+  /// The position of `object` among the linking objects.
+  public func index(of object: Element) -> Int? { keys.firstIndex(of: object._key) }
+
+  /// Values of `key` of every linking object.
+  public func value(forKey key: String) -> [Any] { map { $0[key] as Any } }
+
+  public var description: String {
+    "LinkingObjects<\(Element.self)> (\n"
+      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n")
+      + "\n)"
+  }
+
+  func results() -> Results<Element> {
+    guard let owner, let core = owner._core, let table = owner._table else { return Results(unmanaged: []) }
+    return Results(core: core, source: .list(owner: owner, table: table, index: index))
+  }
+
+  /// The linking objects matching a Realm Query Language predicate.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    results().filter(predicateFormat, argumentList: args)
+  }
+  /// The linking objects matching a type-safe query.
+  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results().where(isIncluded) }
+  /// The linking objects sorted by a property.
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    results().sorted(byKeyPath: keyPath, ascending: ascending)
+  }
+  /// The linking objects sorted by several properties.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    results().sorted(by: sortDescriptors)
+  }
+  /// The linking objects with distinct values of the key paths.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    results().distinct(by: keyPaths)
+  }
+  /// The minimum of a property.
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
+  /// The maximum of a property.
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
+  /// The sum of a property.
+  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
+  /// The average of a property.
+  public func average<T: AddableType>(ofProperty property: String) -> T? { results().average(ofProperty: property) }
+}
+
+enum CoreLinks {
+  static func key(_ value: RowValue) -> ObjectKey? {
+    switch value {
+    case .link(let key): return key
+    case .typedLink(_, let key): return key
+    default: return nil
+    }
+  }
+}
+
+extension LinkingObjects: _Persistable {
+  public static var _rlmTypeInfo: _PersistedTypeInfo {
+    _PersistedTypeInfo(.linkingObjects, collection: .linkingObjects, objectType: Element.self)
+  }
+  public static func _rlmDefaultValue() -> LinkingObjects { LinkingObjects(fromOriginProperty: "") }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> LinkingObjects {
+    LinkingObjects(fromOriginProperty: "")
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { _StoredValue(.null) }
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> LinkingObjects {
+    let name = object._table?.properties[index].linkOriginPropertyName ?? ""
+    return LinkingObjects(owner: object, index: index, propertyName: name)
+  }
+  public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: LinkingObjects) {
+    fatalError("Cannot set linking objects: they are computed from the origin property.")
+  }
+  public static func _rlmFromAny(_ value: Any?) -> LinkingObjects? { value as? LinkingObjects }
+}
+
+extension LinkingObjects: Hashable {
+  public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
+    lhs.owner === rhs.owner && lhs.index == rhs.index && lhs.propertyName == rhs.propertyName
+  }
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(propertyName)
+    hasher.combine(index)
+  }
+}

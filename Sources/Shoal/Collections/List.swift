@@ -1,0 +1,298 @@
+import Foundation
+
+/// An ordered collection of values or objects stored in a `@Persisted` property
+/// (RealmSwift's `List`). Unmanaged lists are plain arrays; managed lists read and write the
+/// Realm, and can be filtered and sorted like `Results`.
+public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection,
+  CustomStringConvertible
+{
+  var unmanaged: [Element] = []
+  /// The owning object and property, for managed lists.
+  let parent: ObjectBase?
+  let propertyIndex: Int
+
+  /// Creates an empty, unmanaged list.
+  public init() {
+    parent = nil
+    propertyIndex = 0
+  }
+
+  init(parent: ObjectBase, index: Int) {
+    self.parent = parent
+    self.propertyIndex = index
+  }
+
+  private var stored: [RowValue] {
+    guard let parent else { return [] }
+    if case .list(let items) = parent._storedValue(at: propertyIndex) { return items }
+    return []
+  }
+
+  private var context: _AccessContext { _AccessContext(parent?._core) }
+
+  private func element(_ value: RowValue) -> Element { Element._rlmFromStored(_StoredValue(value), context) }
+
+  private func store(_ items: [RowValue]) {
+    guard let parent else { return }
+    parent._setStoredValue(.list(items), at: propertyIndex)
+  }
+
+  private func storedElement(_ element: Element) -> RowValue { element._rlmToStored(context).value }
+
+  private func checkWrite() {
+    if let core = parent?._core {
+      core.requireWrite("Cannot modify managed RLMArray outside of a write transaction.")
+    }
+  }
+
+  // MARK: Properties
+
+  /// The Realm managing the list, or nil when unmanaged.
+  public var realm: Realm? { parent?._core.map { Realm(core: $0) } }
+  /// Whether the list can no longer be accessed (its object was deleted).
+  public var isInvalidated: Bool { (parent as? Object)?.isInvalidated ?? false }
+  /// The number of elements.
+  public var count: Int { parent == nil ? unmanaged.count : stored.count }
+
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { count }
+  public func index(after i: Int) -> Int { i + 1 }
+  public func index(before i: Int) -> Int { i - 1 }
+
+  /// The element at `position`.
+  public subscript(position: Int) -> Element {
+    get {
+      if parent == nil { return unmanaged[position] }
+      let items = stored
+      precondition(
+        position >= 0 && position < items.count,
+        "Index \(position) is out of bounds (must be less than \(items.count)).")
+      return element(items[position])
+    }
+    set { replace(index: position, object: newValue) }
+  }
+
+  /// Values of `key` of every element (objects' properties).
+  public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
+  /// Values of a key path of every element.
+  public func value(forKeyPath keyPath: String) -> [Any] { value(forKey: keyPath) }
+
+  /// Sets `key` of every element (objects).
+  public func setValue(_ value: Any?, forKey key: String) {
+    for element in self { (element as? ObjectBase)?[key] = value }
+  }
+
+  /// The position of the first element equal to `object`.
+  public func index(of object: Element) -> Int? { firstIndex { isSame($0, object) } }
+
+  // MARK: Mutation
+
+  /// Appends an element.
+  public func append(_ object: Element) {
+    checkWrite()
+    if parent == nil { unmanaged.append(object) } else { store(stored + [storedElement(object)]) }
+  }
+
+  /// Appends every element of `objects`.
+  public func append<S: Sequence>(objectsIn objects: S) where S.Element == Element {
+    checkWrite()
+    if parent == nil { unmanaged.append(contentsOf: objects) } else { store(stored + objects.map(storedElement)) }
+  }
+
+  /// Inserts an element at `index`.
+  public func insert(_ object: Element, at index: Int) {
+    checkWrite()
+    if parent == nil {
+      unmanaged.insert(object, at: index)
+      return
+    }
+    var items = stored
+    precondition(
+      index >= 0 && index <= items.count, "Index \(index) is out of bounds (must be less than \(items.count + 1)).")
+    items.insert(storedElement(object), at: index)
+    store(items)
+  }
+
+  /// Removes the element at `index`.
+  public func remove(at index: Int) {
+    checkWrite()
+    if parent == nil {
+      unmanaged.remove(at: index)
+      return
+    }
+    var items = stored
+    precondition(
+      index >= 0 && index < items.count, "Index \(index) is out of bounds (must be less than \(items.count)).")
+    items.remove(at: index)
+    store(items)
+  }
+
+  /// Removes the last element.
+  public func removeLast() {
+    precondition(count > 0, "Cannot remove the last element of an empty list.")
+    remove(at: count - 1)
+  }
+
+  /// Removes the last `number` elements.
+  public func removeLast(_ number: Int) {
+    for _ in 0..<number { removeLast() }
+  }
+
+  /// Removes the first element.
+  public func removeFirst() { remove(at: 0) }
+
+  /// Removes every element (linked objects stay in the Realm).
+  public func removeAll() {
+    checkWrite()
+    if parent == nil { unmanaged.removeAll() } else { store([]) }
+  }
+
+  /// Replaces the element at `index`.
+  public func replace(index: Int, object: Element) {
+    checkWrite()
+    if parent == nil {
+      unmanaged[index] = object
+      return
+    }
+    var items = stored
+    precondition(
+      index >= 0 && index < items.count, "Index \(index) is out of bounds (must be less than \(items.count)).")
+    items[index] = storedElement(object)
+    store(items)
+  }
+
+  /// Moves the element at `from` to `to`.
+  public func move(from: Int, to: Int) {
+    checkWrite()
+    if parent == nil {
+      let item = unmanaged.remove(at: from)
+      unmanaged.insert(item, at: to)
+      return
+    }
+    var items = stored
+    let item = items.remove(at: from)
+    items.insert(item, at: to)
+    store(items)
+  }
+
+  /// Exchanges two elements.
+  public func swapAt(_ index1: Int, _ index2: Int) {
+    checkWrite()
+    if parent == nil {
+      unmanaged.swapAt(index1, index2)
+      return
+    }
+    var items = stored
+    items.swapAt(index1, index2)
+    store(items)
+  }
+
+  /// Replaces the elements in `subrange` with `newElements`.
+  public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+    checkWrite()
+    if parent == nil {
+      unmanaged.replaceSubrange(subrange, with: newElements)
+      return
+    }
+    var items = stored
+    items.replaceSubrange(subrange, with: newElements.map(storedElement))
+    store(items)
+  }
+
+  public var description: String {
+    let type = "List<\(Element.self)>"
+    return "\(type) <\(Unmanaged.passUnretained(self).toOpaque())> (\n"
+      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
+  }
+
+  // MARK: Queries
+
+  /// The elements matching a Realm Query Language predicate (objects only).
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    results().filter(predicateFormat, argumentList: args)
+  }
+
+  /// The elements matching a type-safe query.
+  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+    results().where(isIncluded)
+  }
+
+  /// The elements sorted by a property (or the values themselves, with "self").
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    results().sorted(byKeyPath: keyPath, ascending: ascending)
+  }
+
+  /// The elements sorted by several properties.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    results().sorted(by: sortDescriptors)
+  }
+
+  /// The elements with distinct values of the given key paths.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    results().distinct(by: keyPaths)
+  }
+
+  /// The minimum of a property over the elements.
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
+  /// The maximum of a property over the elements.
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
+  /// The sum of a property over the elements.
+  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
+  /// The average of a property over the elements.
+  public func average<T: AddableType>(ofProperty property: String) -> T? {
+    results().average(ofProperty: property)
+  }
+
+  func results() -> Results<Element> {
+    if let parent, let core = parent._core, let table = parent._table {
+      return Results(core: core, source: .list(owner: parent, table: table, index: propertyIndex))
+    }
+    return Results(unmanaged: Array(self))
+  }
+}
+
+func isSame<T>(_ a: T, _ b: T) -> Bool {
+  if let a = a as? Object, let b = b as? Object { return a === b || a.isSameObject(as: b) }
+  if let a = a as? AnyHashable, let b = b as? AnyHashable { return a == b }
+  return false
+}
+
+func value(of element: Any, _ key: String) -> Any {
+  if let object = element as? ObjectBase { return object[key] as Any }
+  if key == "self" { return element }
+  return NSNull()
+}
+
+extension List: _Persistable {
+  public static var _rlmTypeInfo: _PersistedTypeInfo {
+    let info = Element._rlmTypeInfo
+    return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .list, objectType: info.objectType)
+  }
+  public static func _rlmDefaultValue() -> List { List() }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> List {
+    let list = List()
+    if case .list(let items) = value.value {
+      list.unmanaged = items.map { Element._rlmFromStored(_StoredValue($0), context) }
+    }
+    return list
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    _StoredValue(.list(map { $0._rlmToStored(context).value }))
+  }
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> List { List(parent: object, index: index) }
+  public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
+    if value.parent === object, value.propertyIndex == index { return }
+    object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
+  }
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> List { List() }
+  public static func _rlmFromAny(_ value: Any?) -> List? {
+    if let list = value as? List { return list }
+    guard let sequence = value as? any Sequence else { return value == nil ? List() : nil }
+    let list = List()
+    for item in sequence {
+      guard let element = Element._rlmFromAny(item) else { return nil }
+      list.unmanaged.append(element)
+    }
+    return list
+  }
+}

@@ -1,0 +1,291 @@
+import Foundation
+
+/// A key-value store of values or objects in a `@Persisted` property, keyed by `String`
+/// (RealmSwift's `Map`). Keys may not contain `.` or start with `$`.
+public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringConvertible {
+  var unmanaged: [String: Value] = [:]
+  let parent: ObjectBase?
+  let propertyIndex: Int
+
+  /// Creates an empty, unmanaged map.
+  public init() {
+    parent = nil
+    propertyIndex = 0
+  }
+
+  init(parent: ObjectBase, index: Int) {
+    self.parent = parent
+    self.propertyIndex = index
+  }
+
+  private var stored: [RowValue.MapEntry] {
+    guard let parent else { return [] }
+    if case .map(let entries) = parent._storedValue(at: propertyIndex) { return entries }
+    return []
+  }
+
+  private var context: _AccessContext { _AccessContext(parent?._core) }
+  private func value(_ stored: RowValue) -> Value { Value._rlmFromStored(_StoredValue(stored), context) }
+
+  private func update(_ body: (inout [RowValue.MapEntry]) -> Void) {
+    guard let parent, let core = parent._core else { return }
+    core.requireWrite("Cannot modify managed RLMDictionary outside of a write transaction.")
+    var entries = stored
+    body(&entries)
+    parent._setStoredValue(.map(entries), at: propertyIndex)
+  }
+
+  private static func check(_ key: String) {
+    if key.contains(".") || key.hasPrefix("$") {
+      fatalError("Cannot use '\(key)' as a Map key: keys may not contain '.' or begin with '$'.")
+    }
+  }
+
+  /// The entries in key order, as Swift values.
+  private var entries: [(key: Key, value: Value)] {
+    if parent == nil {
+      return unmanaged.sorted { $0.key < $1.key }.map { (Key._rlmFromKey($0.key), $0.value) }
+    }
+    return stored.map { (Key._rlmFromKey($0.key), value($0.value)) }
+  }
+
+  /// The Realm managing the map, or nil when unmanaged.
+  public var realm: Realm? { parent?._core.map { Realm(core: $0) } }
+  /// Whether the map can no longer be accessed.
+  public var isInvalidated: Bool { (parent as? Object)?.isInvalidated ?? false }
+  /// Every key, in key order.
+  public var keys: [Key] { entries.map(\.key) }
+  /// Every value, in key order.
+  public var values: [Value] { entries.map(\.value) }
+  /// The number of entries.
+  public var count: Int { parent == nil ? unmanaged.count : stored.count }
+
+  /// Sets the value for `key`, adding the entry if needed.
+  public func updateValue(_ value: Value, forKey key: Key) {
+    let name = key._rlmKey
+    Self.check(name)
+    if parent == nil {
+      unmanaged[name] = value
+      return
+    }
+    let storedValue = value._rlmToStored(context).value
+    update { entries in
+      if let i = entries.firstIndex(where: { $0.key == name }) {
+        entries[i].value = storedValue
+      } else {
+        let position = entries.firstIndex { $0.key > name } ?? entries.count
+        entries.insert(RowValue.MapEntry(key: name, value: storedValue), at: position)
+      }
+    }
+  }
+
+  /// Merges key-value pairs, resolving duplicate keys with `combine(current, new)`.
+  public func merge<S: Sequence>(_ sequence: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+  where S.Element == (key: Key, value: Value) {
+    for (key, value) in sequence {
+      if let current = self[key] {
+        updateValue(try combine(current, value), forKey: key)
+      } else {
+        updateValue(value, forKey: key)
+      }
+    }
+  }
+
+  /// Merges another map, resolving duplicate keys with `combine(current, new)`.
+  public func merge(_ other: Map<Key, Value>, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows {
+    try merge(other.entries.map { (key: $0.key, value: $0.value) }, uniquingKeysWith: combine)
+  }
+
+  /// Removes the entry for `key`.
+  public func removeObject(for key: Key) {
+    let name = key._rlmKey
+    if parent == nil {
+      unmanaged[name] = nil
+      return
+    }
+    update { $0.removeAll { $0.key == name } }
+  }
+
+  /// Removes every entry.
+  public func removeAll() {
+    if parent == nil { unmanaged.removeAll() } else { update { $0.removeAll() } }
+  }
+
+  /// The value for `key`, or nil; setting nil removes the entry.
+  public subscript(key: Key) -> Value? {
+    get {
+      let name = key._rlmKey
+      if parent == nil { return unmanaged[name] }
+      return stored.first { $0.key == name }.map { value($0.value) }
+    }
+    set {
+      if let newValue { updateValue(newValue, forKey: key) } else { removeObject(for: key) }
+    }
+  }
+
+  /// The value for a key given as `AnyObject` (a string), or nil.
+  public func object(forKey key: AnyObject) -> AnyObject? {
+    guard let name = key as? String else { return nil }
+    return self[Key._rlmFromKey(name)].map { $0 as AnyObject }
+  }
+
+  /// The value for `key` as `AnyObject`, or nil.
+  public func value(forKey key: String) -> AnyObject? { object(forKey: key as AnyObject) }
+
+  /// The value for a key path (a key), or nil.
+  public func value(forKeyPath keyPath: String) -> AnyObject? { value(forKey: keyPath) }
+
+  /// Sets the value for `key` from `Any`; nil removes the entry.
+  public func setValue(_ value: Any?, forKey key: String) {
+    guard let value, !(value is NSNull) else {
+      removeObject(for: Key._rlmFromKey(key))
+      return
+    }
+    guard let converted = Value._rlmFromAny(value) else {
+      fatalError("Invalid value '\(value)' of type '\(type(of: value))' for Map<\(Key.self), \(Value.self)>")
+    }
+    updateValue(converted, forKey: Key._rlmFromKey(key))
+  }
+
+  /// Whether any entry satisfies `predicate`.
+  public func contains(where predicate: @escaping (_ key: Key, _ value: Value) -> Bool) -> Bool {
+    entries.contains { predicate($0.key, $0.value) }
+  }
+
+  /// The values sorted by a property of theirs (or "self").
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Value> {
+    results().sorted(byKeyPath: keyPath, ascending: ascending)
+  }
+
+  /// The values sorted by several properties.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Value> where S.Iterator.Element == SortDescriptor {
+    results().sorted(by: sortDescriptors)
+  }
+
+  /// The values matching a Realm Query Language predicate.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value> {
+    results().filter(predicateFormat, argumentList: args)
+  }
+
+  /// The values matching a type-safe query.
+  public func `where`(_ isIncluded: (Query<Value>) -> Query<Bool>) -> Results<Value> { results().where(isIncluded) }
+
+  /// The minimum of a property over the values.
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
+  /// The maximum of a property over the values.
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
+  /// The sum of a property over the values.
+  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
+  /// The average of a property over the values.
+  public func average<T: AddableType>(ofProperty property: String) -> T? { results().average(ofProperty: property) }
+
+  func results() -> Results<Value> {
+    if let parent, let core = parent._core, let table = parent._table {
+      return Results(core: core, source: .list(owner: parent, table: table, index: propertyIndex))
+    }
+    return Results(unmanaged: values)
+  }
+
+  public var description: String {
+    "Map<\(Key.self), \(Value.self)> <\(Unmanaged.passUnretained(self).toOpaque())> (\n"
+      + entries.map { "[\($0.key)]: \($0.value)" }.joined(separator: ",\n") + "\n)"
+  }
+
+  /// Iterates over the entries as `SingleMapEntry` values.
+  public func makeIterator() -> RLMMapIterator<SingleMapEntry<Key, Value>> {
+    RLMMapIterator(entries.map { SingleMapEntry(key: $0.key, value: $0.value) })
+  }
+
+  /// A sequence of `(key, value)` tuples.
+  public struct KeyValueSequence: Sequence {
+    let items: [(key: Key, value: Value)]
+    /// Iterates over the pairs.
+    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> { items.makeIterator() }
+  }
+
+  /// The entries as `(key, value)` tuples.
+  public func asKeyValueSequence() -> KeyValueSequence { KeyValueSequence(items: entries) }
+}
+
+extension Map: Sequence {}
+
+/// An iterator over a `Map`'s entries.
+public struct RLMMapIterator<Element>: IteratorProtocol {
+  private var base: IndexingIterator<[Element]>
+  init(_ elements: [Element]) { base = elements.makeIterator() }
+  /// The next entry.
+  public mutating func next() -> Element? { base.next() }
+}
+
+/// One entry of a `Map`.
+public struct SingleMapEntry<Key: _MapKey, Value: RealmCollectionValue>: Hashable {
+  /// The entry's key.
+  public var key: Key
+  /// The entry's value.
+  public var value: Value
+}
+
+/// The position of an entry in a `Map`.
+public struct MapIndex: Hashable, Sendable {
+  /// The offset of the entry.
+  public var offset: UInt
+}
+
+extension Map: _Persistable {
+  public static var _rlmTypeInfo: _PersistedTypeInfo {
+    let info = Value._rlmTypeInfo
+    return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .map, objectType: info.objectType)
+  }
+  public static func _rlmDefaultValue() -> Map { Map() }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Map {
+    let map = Map()
+    if case .map(let entries) = value.value {
+      for entry in entries { map.unmanaged[entry.key] = Value._rlmFromStored(_StoredValue(entry.value), context) }
+    }
+    return map
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    _StoredValue(
+      .map(entries.map { RowValue.MapEntry(key: $0.key._rlmKey, value: $0.value._rlmToStored(context).value) }))
+  }
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Map { Map(parent: object, index: index) }
+  public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Map) {
+    if value.parent === object, value.propertyIndex == index { return }
+    object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
+  }
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Map { Map() }
+  public static func _rlmFromAny(_ value: Any?) -> Map? {
+    if let map = value as? Map { return map }
+    guard let dictionary = value as? [String: Any] else { return value == nil ? Map() : nil }
+    let map = Map()
+    for (key, item) in dictionary {
+      guard let converted = Value._rlmFromAny(item) else { return nil }
+      map.unmanaged[key] = converted
+    }
+    return map
+  }
+}
+
+extension Map: Encodable where Key: Encodable, Value: Encodable {
+  /// Encodes the map as a keyed container.
+  public func encode(to encoder: Encoder) throws {
+    var container = encoder.container(keyedBy: MapCodingKey.self)
+    for (key, value) in entries { try container.encode(value, forKey: MapCodingKey(stringValue: key._rlmKey)) }
+  }
+}
+
+extension Map: Decodable where Key: Decodable, Value: Decodable {
+  /// Decodes an unmanaged map from a keyed container.
+  public convenience init(from decoder: Decoder) throws {
+    self.init()
+    let container = try decoder.container(keyedBy: MapCodingKey.self)
+    for key in container.allKeys { unmanaged[key.stringValue] = try container.decode(Value.self, forKey: key) }
+  }
+}
+
+struct MapCodingKey: CodingKey {
+  var stringValue: String
+  var intValue: Int? { nil }
+  init(stringValue: String) { self.stringValue = stringValue }
+  init?(intValue: Int) { nil }
+}

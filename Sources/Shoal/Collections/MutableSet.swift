@@ -1,0 +1,201 @@
+import Foundation
+
+/// An unordered collection of distinct values or objects stored in a `@Persisted` property
+/// (RealmSwift's `MutableSet`). Elements keep their insertion order for indexing.
+public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+  var unmanaged: [Element] = []
+  let parent: ObjectBase?
+  let propertyIndex: Int
+
+  /// Creates an empty, unmanaged set.
+  public init() {
+    parent = nil
+    propertyIndex = 0
+  }
+
+  init(parent: ObjectBase, index: Int) {
+    self.parent = parent
+    self.propertyIndex = index
+  }
+
+  private var stored: [RowValue] {
+    guard let parent else { return [] }
+    if case .list(let items) = parent._storedValue(at: propertyIndex) { return items }
+    return []
+  }
+
+  private var context: _AccessContext { _AccessContext(parent?._core) }
+  private func element(_ value: RowValue) -> Element { Element._rlmFromStored(_StoredValue(value), context) }
+  private func storedElement(_ element: Element) -> RowValue { element._rlmToStored(context).value }
+
+  private func update(_ body: (inout [RowValue]) -> Void) {
+    guard let parent, let core = parent._core else { return }
+    core.requireWrite("Cannot modify managed RLMSet outside of a write transaction.")
+    var items = stored
+    body(&items)
+    parent._setStoredValue(.list(items), at: propertyIndex)
+  }
+
+  /// The Realm managing the set, or nil when unmanaged.
+  public var realm: Realm? { parent?._core.map { Realm(core: $0) } }
+  /// Whether the set can no longer be accessed.
+  public var isInvalidated: Bool { (parent as? Object)?.isInvalidated ?? false }
+  /// The number of elements.
+  public var count: Int { parent == nil ? unmanaged.count : stored.count }
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { count }
+  public func index(after i: Int) -> Int { i + 1 }
+  public func index(before i: Int) -> Int { i - 1 }
+
+  /// The element at `position` (in insertion order).
+  public subscript(position: Int) -> Element {
+    if parent == nil { return unmanaged[position] }
+    let items = stored
+    precondition(
+      position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
+    return element(items[position])
+  }
+
+  /// Whether `object` is in the set.
+  public func contains(_ object: Element) -> Bool {
+    if parent == nil { return unmanaged.contains { isSame($0, object) } }
+    return stored.contains(storedElement(object))
+  }
+
+  /// Adds `object` unless it is already there.
+  public func insert(_ object: Element) {
+    if parent == nil {
+      if !contains(object) { unmanaged.append(object) }
+      return
+    }
+    let value = storedElement(object)
+    update { items in if !items.contains(value) { items.append(value) } }
+  }
+
+  /// Adds every element of `objects`.
+  public func insert<S: Sequence>(objectsIn objects: S) where S.Element == Element {
+    for object in objects { insert(object) }
+  }
+
+  /// Removes `object` if present.
+  public func remove(_ object: Element) {
+    if parent == nil {
+      unmanaged.removeAll { isSame($0, object) }
+      return
+    }
+    let value = storedElement(object)
+    update { items in items.removeAll { $0 == value } }
+  }
+
+  /// Removes every element.
+  public func removeAll() {
+    if parent == nil { unmanaged.removeAll() } else { update { $0.removeAll() } }
+  }
+
+  /// Whether the sets share an element.
+  public func intersects(_ other: MutableSet<Element>) -> Bool { contains { other.contains($0) } }
+  /// Whether every element is in `other`.
+  public func isSubset(of other: MutableSet<Element>) -> Bool { allSatisfy { other.contains($0) } }
+  /// Keeps only the elements also in `other`.
+  public func formIntersection(_ other: MutableSet<Element>) {
+    for element in Array(self) where !other.contains(element) { remove(element) }
+  }
+  /// Adds the elements of `other`.
+  public func formUnion(_ other: MutableSet<Element>) { insert(objectsIn: Array(other)) }
+  /// Removes the elements of `other`.
+  public func subtract(_ other: MutableSet<Element>) {
+    for element in Array(other) { remove(element) }
+  }
+
+  /// Values of `key` of every element.
+  public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
+  /// Sets `key` of every element (objects).
+  public func setValue(_ value: Any?, forKey key: String) {
+    for element in self { (element as? ObjectBase)?[key] = value }
+  }
+
+  /// The position of `object`, if present.
+  public func index(of object: Element) -> Int? { firstIndex { isSame($0, object) } }
+
+  public var description: String {
+    "MutableSet<\(Element.self)> <\(Unmanaged.passUnretained(self).toOpaque())> (\n"
+      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
+  }
+
+  /// The elements matching a Realm Query Language predicate.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    results().filter(predicateFormat, argumentList: args)
+  }
+  /// The elements matching a type-safe query.
+  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+    results().where(isIncluded)
+  }
+  /// The elements sorted by a property.
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    results().sorted(byKeyPath: keyPath, ascending: ascending)
+  }
+  /// The elements sorted by several properties.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    results().sorted(by: sortDescriptors)
+  }
+  /// The elements with distinct values of the key paths.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    results().distinct(by: keyPaths)
+  }
+  /// The minimum of a property over the elements.
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
+  /// The maximum of a property over the elements.
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
+  /// The sum of a property over the elements.
+  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
+  /// The average of a property over the elements.
+  public func average<T: AddableType>(ofProperty property: String) -> T? { results().average(ofProperty: property) }
+
+  func results() -> Results<Element> {
+    if let parent, let core = parent._core, let table = parent._table {
+      return Results(core: core, source: .list(owner: parent, table: table, index: propertyIndex))
+    }
+    return Results(unmanaged: Array(self))
+  }
+}
+
+extension MutableSet: _Persistable {
+  public static var _rlmTypeInfo: _PersistedTypeInfo {
+    let info = Element._rlmTypeInfo
+    return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .set, objectType: info.objectType)
+  }
+  public static func _rlmDefaultValue() -> MutableSet { MutableSet() }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> MutableSet {
+    let set = MutableSet()
+    if case .list(let items) = value.value {
+      set.unmanaged = items.map { Element._rlmFromStored(_StoredValue($0), context) }
+    }
+    return set
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    var items: [RowValue] = []
+    for element in self {
+      let value = element._rlmToStored(context).value
+      if !items.contains(value) { items.append(value) }
+    }
+    return _StoredValue(.list(items))
+  }
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> MutableSet {
+    MutableSet(parent: object, index: index)
+  }
+  public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: MutableSet) {
+    if value.parent === object, value.propertyIndex == index { return }
+    object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
+  }
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> MutableSet { MutableSet() }
+  public static func _rlmFromAny(_ value: Any?) -> MutableSet? {
+    if let set = value as? MutableSet { return set }
+    guard let sequence = value as? any Sequence else { return value == nil ? MutableSet() : nil }
+    let set = MutableSet()
+    for item in sequence {
+      guard let element = Element._rlmFromAny(item) else { return nil }
+      set.insert(element)
+    }
+    return set
+  }
+}

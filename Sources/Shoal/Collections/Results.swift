@@ -1,0 +1,391 @@
+import Foundation
+
+/// Where a `Results` takes its elements from.
+enum ResultsSource {
+  /// Every object of a class.
+  case table(TableInfo)
+  /// The elements of a list, set, map or linking-objects property of `owner`.
+  case list(owner: ObjectBase, table: TableInfo, index: Int)
+}
+
+/// The query, sort and distinct steps of a `Results`, and its cached evaluation.
+final class ResultsState {
+  let core: RealmCore?
+  let source: ResultsSource?
+  let unmanaged: [Any]?
+  var filters: [CompiledQuery] = []
+  var sorts: [SortDescriptor] = []
+  var distinct: [String] = []
+  private var cached: [RowValue]?
+  private var cachedStamp: UInt64 = 0
+
+  init(core: RealmCore?, source: ResultsSource?, unmanaged: [Any]?) {
+    self.core = core
+    self.source = source
+    self.unmanaged = unmanaged
+  }
+
+  func copy() -> ResultsState {
+    let state = ResultsState(core: core, source: source, unmanaged: unmanaged)
+    state.filters = filters
+    state.sorts = sorts
+    state.distinct = distinct
+    return state
+  }
+
+  /// The class of the elements when they are objects.
+  var elementTable: TableInfo? {
+    guard let core, let source else { return nil }
+    switch source {
+    case .table(let table): return table
+    case .list(_, let table, let index):
+      return table.properties[index].objectClassName.flatMap { core.table(named: $0) }
+    }
+  }
+
+  /// Whether the elements are the whole class with nothing to filter or reorder.
+  var isWholeTable: Bool {
+    if case .table = source, filters.isEmpty, sorts.isEmpty, distinct.isEmpty { return true }
+    return false
+  }
+
+  /// The stored elements (`.link(key)` for objects), evaluated lazily and cached until the
+  /// Realm's view changes.
+  func items() -> [RowValue] {
+    guard let core, let source else { return [] }
+    if let cached, cachedStamp == core.stamp { return cached }
+    var items: [RowValue]
+    switch source {
+    case .table(let table):
+      if let hint = indexCandidates(core: core, table: table) {
+        items = hint.map { .link($0) }
+      } else {
+        items = core.allKeys(table).map { .link($0) }
+      }
+    case .list(let owner, _, let index):
+      switch owner._storedValue(at: index) {
+      case .list(let values): items = values
+      case .map(let entries): items = entries.map(\.value)
+      default: items = []
+      }
+    }
+    if !filters.isEmpty {
+      guard let table = elementTable else {
+        fatalError("Queries on collections of primitive values are not supported yet; filter the values in Swift.")
+      }
+      let context = core.queryContext
+      items = items.filter { item in
+        guard let key = CoreLinks.key(item) else { return false }
+        do {
+          for filter in filters where try !filter.matches(key, context: context) { return false }
+          return true
+        } catch {
+          fatalError("\(error)")
+        }
+      }
+      _ = table
+    }
+    if !distinct.isEmpty { items = applyDistinct(items, core: core) }
+    if !sorts.isEmpty { items = applySort(items, core: core) }
+    cached = items
+    cachedStamp = core.stamp
+    return items
+  }
+
+  /// Candidate keys from an index when every filter can use one (the filters still run on them).
+  private func indexCandidates(core: RealmCore, table: TableInfo) -> [ObjectKey]? {
+    for filter in filters {
+      guard let hint = filter.indexHint, let index = table.propertyIndex[hint.property.name],
+        index == table.primaryKeyIndex || table.indexedProperties.contains(index)
+      else { continue }
+      var keys: [ObjectKey] = []
+      for value in hint.values { keys += core.keys(whereIndexed: index, equals: value, in: table) }
+      return Array(Set(keys)).sorted()
+    }
+    return nil
+  }
+
+  /// The value of a key path of an element (`self` for primitive elements).
+  func value(_ item: RowValue, path: [QueryProperty], core: RealmCore) -> RowValue {
+    guard let table = elementTable, let key = CoreLinks.key(item) else { return item }
+    do {
+      return try QueryKeyPaths.value(atPath: path, of: key, in: table.name, context: core.queryContext)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  func resolve(_ keyPath: String, core: RealmCore) -> [QueryProperty] {
+    guard let table = elementTable, keyPath != "self" else { return [] }
+    do {
+      return try QueryKeyPaths.resolve(keyPath, from: table.name, context: core.queryContext)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  private func applySort(_ items: [RowValue], core: RealmCore) -> [RowValue] {
+    let paths = sorts.map { resolve($0.keyPath, core: core) }
+    let keyed = items.map { item in (item, paths.map { value(item, path: $0, core: core) }) }
+    let sorted = keyed.enumerated().sorted { lhs, rhs in
+      for (i, descriptor) in sorts.enumerated() {
+        let a = lhs.element.1[i]
+        let b = rhs.element.1[i]
+        if QueryKeyPaths.sortsBefore(a, b) { return descriptor.ascending }
+        if QueryKeyPaths.sortsBefore(b, a) { return !descriptor.ascending }
+      }
+      return lhs.offset < rhs.offset
+    }
+    return sorted.map(\.element.0)
+  }
+
+  private func applyDistinct(_ items: [RowValue], core: RealmCore) -> [RowValue] {
+    let paths = distinct.map { resolve($0, core: core) }
+    var seen = Set<[RowValue]>()
+    return items.filter { item in seen.insert(paths.map { value(item, path: $0, core: core) }).inserted }
+  }
+}
+
+/// The live, lazily evaluated result of a query (RealmSwift's `Results`).
+///
+/// A `Results` always reflects the current state of its Realm: evaluate it again and it sees
+/// objects added since. Chain `filter`, `sorted` and `distinct` freely; nothing runs until an
+/// element, `count` or an aggregate is read.
+public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible, Equatable {
+  let state: ResultsState
+
+  init(core: RealmCore, source: ResultsSource) {
+    state = ResultsState(core: core, source: source, unmanaged: nil)
+  }
+
+  init(unmanaged: [Element]) {
+    state = ResultsState(core: nil, source: nil, unmanaged: unmanaged)
+  }
+
+  private init(state: ResultsState) { self.state = state }
+
+  private var context: _AccessContext { _AccessContext(state.core) }
+
+  private func element(_ item: RowValue) -> Element { Element._rlmFromStored(_StoredValue(item), context) }
+
+  /// The Realm of the results.
+  public var realm: Realm? { state.core.map { Realm(core: $0) } }
+  /// Whether the results can no longer be accessed.
+  public var isInvalidated: Bool { false }
+
+  /// The number of elements.
+  public var count: Int {
+    if let unmanaged = state.unmanaged { return unmanaged.count }
+    if state.isWholeTable, let core = state.core, case .table(let table) = state.source {
+      return core.count(table.keyspace)
+    }
+    return state.items().count
+  }
+
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { count }
+  public func index(after i: Int) -> Int { i + 1 }
+  public func index(before i: Int) -> Int { i - 1 }
+
+  /// The element at `position`.
+  public subscript(position: Int) -> Element {
+    if let unmanaged = state.unmanaged {
+      // Unmanaged results are built from `[Element]`.
+      return unmanaged[position] as! Element  // safe: unmanaged results are only built from [Element]
+    }
+    let items = state.items()
+    precondition(
+      position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
+    return element(items[position])
+  }
+
+  /// The first element, or nil.
+  public var first: Element? { isEmpty ? nil : self[0] }
+  /// The last element, or nil.
+  public var last: Element? {
+    let n = count
+    return n == 0 ? nil : self[n - 1]
+  }
+
+  public var isEmpty: Bool { count == 0 }
+
+  /// The position of `object`, or nil.
+  public func index(of object: Element) -> Int? {
+    if let object = object as? ObjectBase, state.core != nil {
+      return state.items().firstIndex { CoreLinks.key($0) == object._key }
+    }
+    return firstIndex { isSame($0, object) }
+  }
+
+  /// The position of the first element matching a predicate.
+  public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+    guard let match = filter(predicateFormat, argumentList: args).first else { return nil }
+    return index(of: match)
+  }
+
+  /// Values of `key` of every element.
+  public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
+  /// Values of a key path of every element.
+  public func value(forKeyPath keyPath: String) -> [Any] { value(forKey: keyPath) }
+  /// Sets `key` of every element (objects, in a write transaction).
+  public func setValue(_ value: Any?, forKey key: String) {
+    for element in Array(self) { (element as? ObjectBase)?[key] = value }
+  }
+
+  public var description: String {
+    "Results<\(Element.self)> <\(Unmanaged.passUnretained(state).toOpaque())> (\n"
+      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
+  }
+
+  public static func == (lhs: Results, rhs: Results) -> Bool { lhs.state === rhs.state }
+
+  // MARK: Queries
+
+  /// The elements matching a Realm Query Language predicate, e.g. `"age > %@ AND name BEGINSWITH[c] %@"`.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    filter(predicateFormat, argumentList: args)
+  }
+
+  func filter(_ predicateFormat: String, argumentList args: [Any]) -> Results<Element> {
+    guard let core = state.core, let table = state.elementTable else {
+      fatalError("This method may only be called on RLMArray instances retrieved from an RLMRealm")
+    }
+    let compiled: CompiledQuery
+    do {
+      compiled = try CompiledQuery(
+        className: table.name, predicate: predicateFormat, arguments: args.map { $0 as Any? },
+        context: core.queryContext)
+    } catch {
+      fatalError("\(error)")
+    }
+    let next = state.copy()
+    next.filters.append(compiled)
+    return Results(state: next)
+  }
+
+  /// The elements matching a type-safe query: `results.where { $0.age > 21 && $0.name.starts(with: "A") }`.
+  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+    let query = isIncluded(Query<Element>())
+    return filter(query.predicate, argumentList: query.arguments)
+  }
+
+  /// The elements sorted by a property (a key path through to-one links, or "self" for values).
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
+  }
+
+  /// The elements sorted by a Swift key path.
+  public func sorted<V: Comparable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element>
+  where Element: ObjectBase {
+    sorted(byKeyPath: _KeyPathProbe.name(of: keyPath), ascending: ascending)
+  }
+
+  /// The elements sorted by several properties, the first deciding first.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    let descriptors = Array(sortDescriptors)
+    if let core = state.core {
+      for descriptor in descriptors { _ = state.resolve(descriptor.keyPath, core: core) }
+    }
+    let next = state.copy()
+    next.sorts = descriptors + next.sorts.filter { old in !descriptors.contains { $0.keyPath == old.keyPath } }
+    return Results(state: next)
+  }
+
+  /// The first element for each distinct combination of the key paths' values.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    let paths = Array(keyPaths)
+    if let core = state.core {
+      for path in paths { _ = state.resolve(path, core: core) }
+    }
+    let next = state.copy()
+    next.distinct += paths
+    return Results(state: next)
+  }
+
+  // MARK: Aggregates
+
+  private func propertyValues(_ property: String) -> [RowValue] {
+    if let unmanaged = state.unmanaged {
+      return unmanaged.compactMap { item in
+        let value = property == "self" ? item : Shoal.value(of: item, property)
+        return RowValue(scalar: value)
+      }
+    }
+    guard let core = state.core else { return [] }
+    let path = state.resolve(property, core: core)
+    return state.items().map { state.value($0, path: path, core: core) }.filter { !$0.isNull }
+  }
+
+  /// The smallest value of a property, or nil when there are no values.
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? {
+    extreme(property, smallest: true)
+  }
+
+  /// The largest value of a property, or nil when there are no values.
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? {
+    extreme(property, smallest: false)
+  }
+
+  private func extreme<T>(_ property: String, smallest: Bool) -> T? {
+    let values = propertyValues(property)
+    guard var best = values.first else { return nil }
+    for value in values.dropFirst() where QueryKeyPaths.sortsBefore(value, best) == smallest && value != best {
+      best = value
+    }
+    return convert(best)
+  }
+
+  /// The sum of a property (zero when there are no values).
+  public func sum<T: AddableType>(ofProperty property: String) -> T {
+    let values = propertyValues(property)
+    if values.contains(where: { if case .decimal = $0 { return true } else { return false } }) {
+      var total = Decimal128()
+      for case .decimal(let d) in values { total += d }
+      return convert(.decimal(total)) ?? convertZero()
+    }
+    if values.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
+      var total: Int64 = 0
+      for case .int(let i) in values { total &+= i }
+      return convert(.int(total)) ?? convertZero()
+    }
+    let total = values.reduce(0.0) { $0 + (QueryKeyPaths.double($1) ?? 0) }
+    return convert(.double(total)) ?? convertZero()
+  }
+
+  /// The average of a property, or nil when there are no values.
+  public func average<T: AddableType>(ofProperty property: String) -> T? {
+    let values = propertyValues(property)
+    guard !values.isEmpty else { return nil }
+    if case .decimal = values[0] {
+      var total = Decimal128()
+      for case .decimal(let d) in values { total += d }
+      return convert(.decimal(total / Decimal128(values.count)))
+    }
+    let total = values.reduce(0.0) { $0 + (QueryKeyPaths.double($1) ?? 0) }
+    return convert(.double(total / Double(values.count)))
+  }
+
+  private func convert<T>(_ value: RowValue) -> T? {
+    guard let persistable = T.self as? any _Persistable.Type else { return value.anyValue as? T }
+    return persistable._rlmFromAny(value.anyValue) as? T
+  }
+
+  private func convertZero<T>() -> T {
+    if let zero: T = convert(.int(0)) { return zero }
+    fatalError("Cannot sum into \(T.self)")
+  }
+}
+
+extension Results where Element: MinMaxType {
+  /// The smallest element.
+  public func min() -> Element? { min(ofProperty: "self") }
+  /// The largest element.
+  public func max() -> Element? { max(ofProperty: "self") }
+}
+
+extension Results where Element: AddableType {
+  /// The sum of the elements.
+  public func sum() -> Element { sum(ofProperty: "self") }
+  /// The average of the elements.
+  public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
+}

@@ -1,0 +1,327 @@
+import Foundation
+
+/// The common base of `Object` and `EmbeddedObject` (RealmSwift's `RLMObjectBase`).
+///
+/// Unmanaged instances are plain Swift objects; once added to a Realm (or read from one) their
+/// `@Persisted` properties read and write the Realm's current transaction.
+open class ObjectBase: CustomStringConvertible {
+  /// The Realm of a managed object.
+  var _core: RealmCore?
+  /// The class as stored in the Realm, for managed objects.
+  var _table: TableInfo?
+  /// The object's key within its class, for managed objects.
+  var _key: ObjectKey = 0
+  /// Decoded row of a managed object, valid while `_rowStamp` equals the Realm's stamp.
+  var _row: [RowValue]?
+  var _rowStamp: UInt64 = 0
+  /// Set when the object was deleted or its transaction cancelled.
+  var _invalidated = false
+  /// Set on key-path tracing probes.
+  var _probe: _KeyPathProbe?
+  /// Property access by name, for `DynamicObject`s.
+  var _dynamic: (any DynamicAccess)?
+
+  /// Creates an unmanaged object.
+  public required init() {}
+
+  /// The name of the class in the schema, when it should differ from the Swift class name
+  /// (RealmSwift's hook; lets two Swift classes stand for one stored class, e.g. in migrations).
+  open class func _realmObjectName() -> String? { nil }
+
+  /// Whether the class is part of the schema when `Realm.Configuration.objectTypes` is nil.
+  open class func shouldIncludeInDefaultSchema() -> Bool { true }
+
+  /// The schema of this object's class.
+  var _classInfo: ClassInfo { ClassInfo.of(type(of: self)) }
+
+  // MARK: Managed access
+
+  /// The stored value of property `index` of a managed object.
+  func _storedValue(at index: Int) -> RowValue {
+    guard let core = _core, let table = _table else {
+      fatalError("Object is unmanaged")  // only managed wrappers call this
+    }
+    return core.storedValue(of: self, table: table, at: index)
+  }
+
+  /// Writes property `index` of a managed object.
+  func _setStoredValue(_ value: RowValue, at index: Int) {
+    guard let core = _core, let table = _table else { fatalError("Object is unmanaged") }
+    core.setStoredValue(value, of: self, table: table, at: index)
+  }
+
+  // MARK: Unmanaged access by name
+
+  func _unmanagedValue(_ property: ClassInfo.Field) -> Any {
+    property.wrapperType.anyValue(at: _fieldAddress(property))
+  }
+
+  func _fieldAddress(_ field: ClassInfo.Field) -> UnsafeMutableRawPointer {
+    // The field offset comes from this class's own type metadata, so the address lies inside
+    // this live instance; the caller holds `self`, keeping it alive.
+    Unmanaged.passUnretained(self).toOpaque() + field.offset
+  }
+
+  open var description: String {
+    let info = _classInfo
+    if _invalidated { return "[invalid object]" }
+    var lines = ["\(info.className) {"]
+    for field in info.fields where field.options.originProperty == nil {
+      lines.append("\t\(field.name) = \(describe(self[field.name]));")
+    }
+    lines.append("}")
+    return lines.joined(separator: "\n")
+  }
+
+  /// Reads or writes a property by name (RealmSwift's KVC subscript).
+  public subscript(key: String) -> Any? {
+    get {
+      if let dynamic = _dynamic, let object = self as? DynamicObject { return dynamic.value(of: object, key) }
+      let info = _classInfo
+      guard let field = info.field(named: key) else {
+        fatalError(Realm.Error.invalidProperty(key, className: info.className).description)
+      }
+      if _core != nil, _table != nil {
+        return dynamicGet(field)
+      }
+      return _unmanagedValue(field)
+    }
+    set {
+      if let dynamic = _dynamic, let object = self as? DynamicObject {
+        dynamic.setValue(newValue, of: object, key)
+        return
+      }
+      let info = _classInfo
+      guard let field = info.field(named: key) else {
+        fatalError(Realm.Error.invalidProperty(key, className: info.className).description)
+      }
+      if let core = _core, let table = _table {
+        core.setAny(newValue, of: self, table: table, field: field)
+        return
+      }
+      guard field.wrapperType.setAnyValue(newValue, at: _fieldAddress(field)) else {
+        fatalError(
+          "Invalid value '\(String(describing: newValue))' of type '\(type(of: newValue))' for "
+            + "'\(field.typeDescription)' property '\(info.className).\(key)'.")
+      }
+    }
+  }
+
+  func dynamicGet(_ field: ClassInfo.Field) -> Any? {
+    // Read through the typed accessor so collections and links come back as Swift values.
+    field.wrapperType.managedAnyValue(of: self, index: field.index)
+  }
+}
+
+private func describe(_ value: Any?) -> String {
+  guard let value else { return "nil" }
+  if case Optional<Any>.none = value { return "nil" }
+  if let string = value as? String { return "\"\(string)\"" }
+  if let object = value as? ObjectBase {
+    return object.description.replacingOccurrences(of: "\n", with: "\n\t")
+  }
+  return "\(value)"
+}
+
+/// A model class whose instances Shoal stores (RealmSwift's `Object`).
+///
+/// Subclass it and declare `@Persisted` properties:
+/// ```swift
+/// class Person: Object {
+///   @Persisted(primaryKey: true) var id = 0
+///   @Persisted var name = ""
+/// }
+/// ```
+open class Object: ObjectBase, RealmCollectionValue {
+  /// Creates an unmanaged object.
+  public required init() { super.init() }
+
+  /// Creates an unmanaged object from a dictionary of property names to values, an array of
+  /// values in property order, or another object with the same properties.
+  public convenience init(value: Any) {
+    self.init()
+    _assign(value)
+  }
+
+  /// The Realm managing this object, or nil when unmanaged.
+  public var realm: Realm? { _core.map { Realm(core: $0) } }
+
+  /// Whether the object can no longer be accessed: it was deleted, or its Realm invalidated.
+  public var isInvalidated: Bool {
+    if _invalidated { return true }
+    guard let core = _core, let table = _table else { return false }
+    return !core.exists(table: table, key: _key)
+  }
+
+  /// The schema of this object's class.
+  public var objectSchema: ObjectSchema {
+    if let table = _table { return table.objectSchema }
+    return _classInfo.objectSchema
+  }
+
+  /// The name of the class in the schema.
+  open class func className() -> String { ClassInfo.of(self).className }
+
+  /// The primary key's name (legacy API; prefer `@Persisted(primaryKey: true)`).
+  open class func primaryKey() -> String? { nil }
+
+  /// Properties not persisted (legacy API; with `@Persisted` every other property is ignored).
+  open class func ignoredProperties() -> [String] { [] }
+
+  /// Indexed properties (legacy API; prefer `@Persisted(indexed: true)`).
+  open class func indexedProperties() -> [String] { [] }
+
+  /// True when both refer to the same stored object (or are the same instance).
+  public func isSameObject(as object: Object?) -> Bool {
+    guard let object else { return false }
+    if object === self { return true }
+    guard let core = _core, let other = object._core, core.sharesFile(with: other) else { return false }
+    return _table?.name == object._table?.name && _key == object._key
+  }
+
+  /// Same as `self[key]`.
+  open func value(forKey key: String) -> Any? { self[key] }
+  /// Same as `self[key] = value`.
+  open func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+
+  // MARK: _Persistable (links)
+
+  public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
+  public class func _rlmDefaultValue() -> Self { Self() }
+  public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
+    guard let core = context.core, let object = core.object(for: value.value, type: self) as? Self else {
+      fatalError("Link to a missing \(className()) object")  // links are nullified on delete
+    }
+    return object
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    guard let core = context.core else { return _StoredValue(.null) }
+    return _StoredValue(core.linkValue(to: self))
+  }
+  public class func _rlmProbe(_ probe: _KeyPathProbe) -> Self { probe.probeObject(of: self) }
+  public class func _rlmFromAny(_ value: Any?) -> Self? {
+    if let object = value as? Self { return object }
+    guard let value, !(value is NSNull) else { return nil }
+    let object = Self()
+    object._assign(value)
+    return object
+  }
+
+  // MARK: Equality
+
+  /// Managed objects of a class with a primary key are equal when they are the same stored
+  /// object; otherwise equality is identity, as in RealmSwift.
+  public static func == (lhs: Object, rhs: Object) -> Bool {
+    if lhs === rhs { return true }
+    guard lhs._classInfo.primaryKeyIndex != nil else { return false }
+    return lhs.isSameObject(as: rhs)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    if _classInfo.primaryKeyIndex != nil, let table = _table {
+      hasher.combine(table.name)
+      hasher.combine(_key)
+    } else {
+      hasher.combine(ObjectIdentifier(self))
+    }
+  }
+}
+
+/// An object stored only inside its parent: deleted with it, never queried on its own
+/// (RealmSwift's `EmbeddedObject`).
+open class EmbeddedObject: ObjectBase, RealmCollectionValue {
+  /// Creates an unmanaged embedded object.
+  public required init() { super.init() }
+
+  /// Creates an unmanaged embedded object from a dictionary, an array or another object.
+  public convenience init(value: Any) {
+    self.init()
+    _assign(value)
+  }
+
+  /// The Realm managing this object, or nil when unmanaged.
+  public var realm: Realm? { _core.map { Realm(core: $0) } }
+
+  /// Whether the object can no longer be accessed.
+  public var isInvalidated: Bool {
+    if _invalidated { return true }
+    guard let core = _core, let table = _table else { return false }
+    return !core.exists(table: table, key: _key)
+  }
+
+  /// The schema of this object's class.
+  public var objectSchema: ObjectSchema {
+    if let table = _table { return table.objectSchema }
+    return _classInfo.objectSchema
+  }
+
+  /// The name of the class in the schema.
+  open class func className() -> String { ClassInfo.of(self).className }
+
+  /// True when both refer to the same stored object.
+  public func isSameObject(as object: EmbeddedObject?) -> Bool {
+    guard let object else { return false }
+    if object === self { return true }
+    return _core != nil && _table?.name == object._table?.name && _key == object._key
+  }
+
+  public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
+  public class func _rlmDefaultValue() -> Self { Self() }
+  public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
+    guard let core = context.core, let object = core.object(for: value.value, type: self) as? Self else {
+      fatalError("Link to a missing \(className()) object")  // embedded objects die with the link
+    }
+    return object
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    guard let core = context.core else { return _StoredValue(.null) }
+    return _StoredValue(core.linkValue(to: self))
+  }
+  public class func _rlmProbe(_ probe: _KeyPathProbe) -> Self { probe.probeObject(of: self) }
+  public class func _rlmFromAny(_ value: Any?) -> Self? {
+    if let object = value as? Self { return object }
+    guard let value, !(value is NSNull) else { return nil }
+    let object = Self()
+    object._assign(value)
+    return object
+  }
+
+  public static func == (lhs: EmbeddedObject, rhs: EmbeddedObject) -> Bool { lhs === rhs }
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+extension ObjectBase {
+  /// Assigns `value` (dictionary, array in property order, or object) to an unmanaged object.
+  func _assign(_ value: Any) {
+    let info = _classInfo
+    let fields = info.fields.filter { $0.options.originProperty == nil }
+    if let dictionary = value as? [String: Any?] {
+      for (name, item) in dictionary {
+        guard info.field(named: name) != nil else {
+          fatalError(Realm.Error.invalidProperty(name, className: info.className).description)
+        }
+        self[name] = item
+      }
+    } else if let dictionary = value as? [String: Any] {
+      for (name, item) in dictionary {
+        guard info.field(named: name) != nil else {
+          fatalError(Realm.Error.invalidProperty(name, className: info.className).description)
+        }
+        self[name] = item
+      }
+    } else if let array = value as? [Any?] {
+      guard array.count == fields.count else {
+        fatalError(
+          "Invalid array input: number of values (\(array.count)) does not match number of properties (\(fields.count))"
+        )
+      }
+      for (field, item) in zip(fields, array) { self[field.name] = item }
+    } else if let other = value as? ObjectBase {
+      for field in fields where other._classInfo.field(named: field.name) != nil {
+        self[field.name] = other[field.name]
+      }
+    } else {
+      fatalError("Invalid value '\(value)' to initialize object of type '\(info.className)'")
+    }
+  }
+}

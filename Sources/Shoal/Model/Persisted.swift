@@ -1,0 +1,202 @@
+/// Declares a property of an `Object` or `EmbeddedObject` subclass that Shoal stores.
+///
+/// ```swift
+/// class Dog: Object {
+///   @Persisted(primaryKey: true) var _id: ObjectId
+///   @Persisted(indexed: true) var name: String
+///   @Persisted var age = 3
+///   @Persisted var owner: Person?
+///   @Persisted var toys: List<String>
+///   @Persisted(originProperty: "dogs") var walkers: LinkingObjects<Person>
+/// }
+/// ```
+///
+/// A property declared without a default is `nil` for optionals, zero for numbers, false, an
+/// empty string or data, and a new random value for `UUID` and `ObjectId`. Unmanaged objects
+/// keep their values in the wrapper; managed objects read and write the Realm.
+@propertyWrapper
+public struct Persisted<Value: _Persistable> {
+  enum Storage {
+    case unmanaged(Value)
+    case unmanagedNoDefault
+    case managed(Int)
+  }
+  var storage: Storage
+  let options: PersistedOptions
+
+  /// Declares a property with the type's default value.
+  public init() {
+    storage = .unmanagedNoDefault
+    options = PersistedOptions()
+  }
+
+  /// Declares a property with a default value.
+  public init(wrappedValue value: Value) {
+    storage = .unmanaged(value)
+    options = PersistedOptions()
+  }
+
+  init(storage: Storage, options: PersistedOptions) {
+    self.storage = storage
+    self.options = options
+  }
+
+  /// `@Persisted` can only be used on `Object` and `EmbeddedObject` subclasses.
+  @available(*, unavailable, message: "@Persisted can only be used as a property on a Realm object")
+  public var wrappedValue: Value {
+    get { fatalError("@Persisted can only be used as a property on a Realm object") }
+    // swift-format-ignore
+    set { fatalError("@Persisted can only be used as a property on a Realm object") }
+  }
+
+  /// Routes reads and writes of managed objects to their Realm.
+  public static subscript<EnclosingSelf: ObjectBase>(
+    _enclosingInstance observed: EnclosingSelf,
+    wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+    storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+  ) -> Value {
+    get {
+      switch observed[keyPath: storageKeyPath].storage {
+      case .managed(let index):
+        if let probe = observed._probe {
+          probe.record(observed, index)
+          return Value._rlmProbe(probe)
+        }
+        return Value._rlmGet(observed, index)
+      case .unmanaged(let value):
+        return value
+      case .unmanagedNoDefault:
+        let value = Value._rlmDefaultValue()
+        observed[keyPath: storageKeyPath].storage = .unmanaged(value)
+        return value
+      }
+    }
+    set {
+      switch observed[keyPath: storageKeyPath].storage {
+      case .managed(let index):
+        Value._rlmSet(observed, index, newValue)
+      case .unmanaged, .unmanagedNoDefault:
+        observed[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+      }
+    }
+  }
+}
+
+/// Options given to `@Persisted`.
+struct PersistedOptions: Sendable {
+  var indexed = false
+  var primaryKey = false
+  var originProperty: String?
+}
+
+extension Persisted where Value: _Indexable {
+  /// Declares an indexed property: equality queries on it use the index.
+  public init(indexed: Bool) {
+    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
+  }
+  /// Declares an indexed property with a default value.
+  public init(wrappedValue value: Value, indexed: Bool) {
+    self.init(storage: .unmanaged(value), options: PersistedOptions(indexed: indexed))
+  }
+}
+
+extension Persisted where Value: _PrimaryKey {
+  /// Declares the class's primary key. Only one property may be the primary key.
+  public init(primaryKey: Bool) {
+    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
+  }
+  /// Declares the primary key with a default value.
+  public init(wrappedValue value: Value, primaryKey: Bool) {
+    self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
+  }
+}
+
+extension Persisted where Value: LinkingObjectsProtocol {
+  /// Declares the objects that link to this one through `originProperty` of `Value.Element`.
+  public init(originProperty: String) {
+    self.init(
+      storage: .unmanaged(Value(fromOriginProperty: originProperty)),
+      options: PersistedOptions(originProperty: originProperty))
+  }
+}
+
+extension Persisted: CustomStringConvertible {
+  public var description: String {
+    switch storage {
+    case .managed(let index): return "Persisted<\(Value.self)>(managed: \(index))"
+    case .unmanaged(let value): return "\(value)"
+    case .unmanagedNoDefault: return "\(Value._rlmDefaultValue())"
+    }
+  }
+}
+
+/// The type-erased face of `Persisted<Value>` the schema reader and accessors use: it reads and
+/// writes a wrapper at a raw address inside an object.
+protocol PersistedField: SendableMetatype {
+  static var valueTypeInfo: _PersistedTypeInfo { get }
+  static func options(at address: UnsafeRawPointer) -> PersistedOptions
+  /// Switches the wrapper to the managed state for property `index`.
+  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int)
+  /// Puts a wrapper back into the unmanaged state holding `value`.
+  static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext)
+  /// The unmanaged value (its default when never set), stored in `context`'s Realm.
+  static func storedValue(at address: UnsafeMutableRawPointer, context: _AccessContext) -> RowValue
+  /// The unmanaged value as `Any`.
+  static func anyValue(at address: UnsafeMutableRawPointer) -> Any
+  /// Sets the unmanaged value from `Any`; false when the value has the wrong type.
+  static func setAnyValue(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool
+  /// The value of a managed object's property, as `Any`.
+  static func managedAnyValue(of object: ObjectBase, index: Int) -> Any
+  /// Sets a managed object's property from `Any`; false when the value has the wrong type.
+  static func setManagedAnyValue(_ value: Any?, of object: ObjectBase, index: Int) -> Bool
+}
+
+extension Persisted: PersistedField {
+  static var valueTypeInfo: _PersistedTypeInfo { Value._rlmTypeInfo }
+
+  static func options(at address: UnsafeRawPointer) -> PersistedOptions {
+    address.assumingMemoryBound(to: Persisted<Value>.self).pointee.options
+  }
+
+  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int) {
+    address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(index)
+  }
+
+  static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext) {
+    let converted = Value._rlmFromStored(_StoredValue(value), context)
+    address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+  }
+
+  static func unmanagedValue(at address: UnsafeMutableRawPointer) -> Value {
+    let field = address.assumingMemoryBound(to: Persisted<Value>.self)
+    switch field.pointee.storage {
+    case .unmanaged(let value): return value
+    case .unmanagedNoDefault, .managed:
+      let value = Value._rlmDefaultValue()
+      field.pointee.storage = .unmanaged(value)
+      return value
+    }
+  }
+
+  static func storedValue(at address: UnsafeMutableRawPointer, context: _AccessContext) -> RowValue {
+    unmanagedValue(at: address)._rlmToStored(context).value
+  }
+
+  static func anyValue(at address: UnsafeMutableRawPointer) -> Any { unmanagedValue(at: address) }
+
+  static func setAnyValue(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool {
+    guard let converted = Value._rlmFromAny(value) else { return false }
+    address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+    return true
+  }
+}
+
+extension Persisted {
+  static func managedAnyValue(of object: ObjectBase, index: Int) -> Any { Value._rlmGet(object, index) }
+
+  static func setManagedAnyValue(_ value: Any?, of object: ObjectBase, index: Int) -> Bool {
+    guard let converted = Value._rlmFromAny(value) else { return false }
+    Value._rlmSet(object, index, converted)
+    return true
+  }
+}

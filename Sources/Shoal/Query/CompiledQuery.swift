@@ -1,0 +1,173 @@
+import Foundation
+
+/// A predicate on the objects of one class, validated against the schema and ready to test
+/// objects: what `Results.filter(_:_:)` and `where { … }` compile to.
+///
+/// Build it from an RQL / `NSPredicate` format string with arguments, or from a `QueryPredicate`
+/// AST. Key paths, operators and constants are checked when it is built, so `matches` only
+/// fails when reading values fails.
+struct CompiledQuery: Sendable {
+  /// The class whose objects the query tests.
+  let className: String
+  /// The predicate, with arguments substituted.
+  let predicate: QueryPredicate
+  /// The predicate resolved against the schema.
+  let plan: BoundPredicate
+  private let hint: IndexHint?
+
+  /// Values of one indexed property that every matching object has one of.
+  private struct IndexHint: Sendable {
+    var property: QueryProperty
+    var values: [RowValue]
+  }
+
+  /// Parses `predicate` (RQL / `NSPredicate` syntax) with `arguments` for `%@`, `%K` and `$0`…
+  /// and validates it against the schema of `className`.
+  init(className: String, predicate: String, arguments: [Any?] = [], context: any QueryContext) throws {
+    let ast = try QueryParser.parse(predicate, arguments: arguments, context: context)
+    try self.init(className: className, predicate: ast, context: context)
+  }
+
+  /// Validates `predicate` against the schema of `className`.
+  init(className: String, predicate: QueryPredicate, context: any QueryContext) throws {
+    let plan = try QueryBinder(context: context).bind(predicate, scope: .object(className))
+    self.init(className: className, predicate: predicate, plan: plan)
+  }
+
+  /// The query that matches every object of `className`.
+  init(className: String) {
+    self.init(className: className, predicate: .truePredicate, plan: .constant(true))
+  }
+
+  private init(className: String, predicate: QueryPredicate, plan: BoundPredicate) {
+    self.className = className
+    self.predicate = predicate
+    self.plan = plan
+    self.hint = Self.indexHint(plan).map { IndexHint(property: $0.property, values: $0.values) }
+  }
+
+  /// Whether the object `key` of `className` matches the predicate.
+  func matches(_ key: ObjectKey, context: any QueryContext) throws -> Bool {
+    try QueryEvaluator(context: context).evaluate(plan, on: .object(key))
+  }
+
+  /// True when the predicate matches every object (`TRUEPREDICATE`, no filter).
+  var matchesEverything: Bool {
+    if case .constant(true) = plan { return true }
+    if case .and(let terms) = plan, terms.isEmpty { return true }
+    return false
+  }
+
+  /// An indexed property and the values that a matching object must have in it: non-nil when the
+  /// predicate is `indexed == constant`, `indexed IN {constants}`, an OR of those on the same
+  /// property, or an AND containing one of those (the one with fewest values). The caller may take
+  /// candidates from the index, but must still call `matches` on each. `values` may be empty
+  /// (nothing can match, e.g. `intProperty == 1.5`).
+  var indexHint: (property: QueryProperty, values: [RowValue])? {
+    hint.map { ($0.property, $0.values) }
+  }
+
+  /// The query matching objects that match both `self` and `other` (chained `filter` calls).
+  func and(_ other: CompiledQuery) throws -> CompiledQuery {
+    guard other.className == className else {
+      throw QueryError(
+        .unsupported, "Cannot combine a query on '\(className)' with a query on '\(other.className)'")
+    }
+    if matchesEverything { return other }
+    if other.matchesEverything { return self }
+    var plans: [BoundPredicate] = []
+    for plan in [plan, other.plan] {
+      if case .and(let terms) = plan { plans.append(contentsOf: terms) } else { plans.append(plan) }
+    }
+    return CompiledQuery(
+      className: className, predicate: .conjunction([predicate, other.predicate]), plan: .and(plans))
+  }
+
+  // MARK: Index hints
+
+  private static func indexHint(_ plan: BoundPredicate) -> (property: QueryProperty, values: [RowValue])? {
+    switch plan {
+    case .comparison(let comparison):
+      return indexHint(comparison)
+    case .and(let terms):
+      var best: (property: QueryProperty, values: [RowValue])?
+      for term in terms {
+        guard let hint = indexHint(term) else { continue }
+        if best == nil || hint.values.count < best?.values.count ?? 0 { best = hint }
+      }
+      return best
+    case .or(let terms):
+      var property: QueryProperty?
+      var values: [RowValue] = []
+      for term in terms {
+        guard let hint = indexHint(term), property == nil || property == hint.property else { return nil }
+        property = hint.property
+        for value in hint.values where !values.contains(value) { values.append(value) }
+      }
+      return property.map { ($0, values) }
+    case .constant, .not, .typeCheck:
+      return nil
+    }
+  }
+
+  private static func indexHint(_ comparison: BoundComparison) -> (property: QueryProperty, values: [RowValue])? {
+    guard comparison.op == .equal, comparison.quantifier == .single, case .path(let path) = comparison.lhs,
+      path.links.isEmpty, let last = path.last, case .value = path.terminal, last.property.collection == .none,
+      last.property.isIndexed, case .constant(let constant) = comparison.rhs
+    else { return nil }
+    let property = last.property
+    if !comparison.options.isEmpty && (property.kind == .string || property.kind == .any) { return nil }
+    let candidates: [RowValue]
+    if comparison.rhsIsList, case .list(let items) = constant {
+      candidates = items
+    } else {
+      candidates = [constant]
+    }
+    var values: [RowValue] = []
+    for candidate in candidates {
+      guard let stored = storedForms(of: candidate, in: property) else { return nil }
+      for value in stored where !values.contains(value) { values.append(value) }
+    }
+    return (property, values)
+  }
+
+  /// The stored values that equal `value` in `property`: empty when none can, nil when they
+  /// cannot be listed (so no hint is given).
+  private static func storedForms(of value: RowValue, in property: QueryProperty) -> [RowValue]? {
+    if value.isNull { return property.isOptional || property.kind == .object ? [.null] : [] }
+    switch (property.kind, value) {
+    case (.int, .int):
+      return [value]
+    case (.int, .double(let d)):
+      return Int64(exactly: d).map { [.int($0)] } ?? []
+    case (.int, .float(let f)):
+      return Int64(exactly: f).map { [.int($0)] } ?? []
+    case (.double, .double):
+      return [value]
+    case (.double, .float(let f)):
+      return [.double(Double(f))]
+    case (.double, .int(let i)):
+      guard let d = Double(exactly: i) else { return nil }
+      return [.double(d)]
+    case (.float, .float):
+      return [value]
+    case (.float, .int(let i)):
+      guard let f = Float(exactly: i) else { return nil }
+      return [.float(f)]
+    case (.float, .double(let d)):
+      return Float(exactly: d).map { [.float($0)] } ?? []
+    case (.decimal128, .decimal):
+      return [value]
+    case (_, .int), (_, .float), (_, .double), (_, .decimal):
+      return nil
+    case (.object, .link):
+      return [value]
+    case (.object, .typedLink(_, let key)):
+      return [.link(key)]
+    case (.any, .link):
+      return nil
+    default:
+      return [value]
+    }
+  }
+}

@@ -1,0 +1,242 @@
+import Foundation
+
+/// Evaluates bound predicates on stored objects, reading values through a `QueryContext`.
+struct QueryEvaluator {
+  let context: any QueryContext
+
+  /// What a predicate is evaluated on: an object, or (inside a subquery over a collection of
+  /// values) one element value.
+  enum Row {
+    case object(ObjectKey)
+    case value(RowValue)
+  }
+
+  func evaluate(_ predicate: BoundPredicate, on row: Row) throws -> Bool {
+    switch predicate {
+    case .constant(let result):
+      return result
+    case .and(let terms):
+      for term in terms {
+        if try !evaluate(term, on: row) { return false }
+      }
+      return true
+    case .or(let terms):
+      for term in terms {
+        if try evaluate(term, on: row) { return true }
+      }
+      return false
+    case .not(let inner):
+      return try !evaluate(inner, on: row)
+    case .comparison(let comparison):
+      return try evaluate(comparison, on: row)
+    case .typeCheck(let check):
+      let values = try values(of: check.path, on: row)
+      return Self.quantify(check.quantifier, values) { check.types.contains(QueryValueType(of: $0)) != check.negated }
+    }
+  }
+
+  private static func quantify(
+    _ quantifier: BoundQuantifier, _ values: [RowValue], _ test: (RowValue) -> Bool
+  ) -> Bool {
+    switch quantifier {
+    case .single: return values.first.map(test) ?? false
+    case .any: return values.contains(where: test)
+    case .all: return values.allSatisfy(test)
+    case .none: return !values.contains(where: test)
+    }
+  }
+
+  private func evaluate(_ comparison: BoundComparison, on row: Row) throws -> Bool {
+    let left = try values(of: comparison.lhs, on: row)
+    let right: [RowValue]
+    if comparison.rhsIsList, case .constant(.list(let items)) = comparison.rhs {
+      right = items
+    } else {
+      right = try values(of: comparison.rhs, on: row)
+    }
+    let op = comparison.op
+    let options = comparison.options
+    if op == .between {
+      guard right.count == 2 else { return false }
+      return Self.quantify(comparison.quantifier, left) { value in
+        guard let low = QueryValues.order(value, right[0]), let high = QueryValues.order(value, right[1]) else {
+          return false
+        }
+        return low >= 0 && high <= 0
+      }
+    }
+    return Self.quantify(comparison.quantifier, left) { value in
+      right.contains { Self.compare(op, value, $0, options: options) }
+    }
+  }
+
+  /// One comparison of two values.
+  static func compare(_ op: BoundOperator, _ a: RowValue, _ b: RowValue, options: QueryStringOptions) -> Bool {
+    switch op {
+    case .equal: return QueryValues.equal(a, b, options: options)
+    case .notEqual: return !QueryValues.equal(a, b, options: options)
+    case .less: return (QueryValues.order(a, b) ?? 1) < 0
+    case .lessOrEqual: return (QueryValues.order(a, b) ?? 1) <= 0
+    case .greater: return (QueryValues.order(a, b) ?? -1) > 0
+    case .greaterOrEqual: return (QueryValues.order(a, b) ?? -1) >= 0
+    case .beginsWith, .endsWith, .contains, .like: return QueryValues.stringOperation(op, a, b, options: options)
+    case .between: return false
+    }
+  }
+
+  // MARK: Operands
+
+  /// The values of an operand: exactly one unless it is a to-many key path.
+  func values(of operand: BoundOperand, on row: Row) throws -> [RowValue] {
+    switch operand {
+    case .constant(let value):
+      return [value]
+    case .path(let path):
+      return try values(of: path, on: row)
+    case .subqueryCount(let subquery):
+      var count: Int64 = 0
+      for element in try values(of: subquery.collection, on: row) {
+        let elementRow: Row
+        if subquery.elementsAreObjects {
+          guard let key = Self.linkKey(element) else { continue }
+          elementRow = .object(key)
+        } else {
+          elementRow = .value(element)
+        }
+        if try evaluate(subquery.predicate, on: elementRow) { count += 1 }
+      }
+      return [.int(count)]
+    }
+  }
+
+  /// The values a key path yields from `row`: exactly one (null when a to-one link on the way
+  /// is empty) unless the path is to-many.
+  func values(of path: BoundPath, on row: Row) throws -> [RowValue] {
+    var output: [RowValue] = []
+    guard let last = path.last else {
+      guard case .value(let value) = row else { return [.null] }
+      try apply(path.terminal, to: value, collection: .none, into: &output)
+      return output
+    }
+    guard case .object(let root) = row else { return path.isMulti ? [] : [.null] }
+    var keys: [ObjectKey] = [root]
+    for step in path.links {
+      var next: [ObjectKey] = []
+      for key in keys {
+        Self.appendLinkKeys(try context.queryValue(step.property, of: key, in: step.className), to: &next)
+      }
+      keys = next
+    }
+    if keys.isEmpty && !path.isMulti { return [.null] }
+    for key in keys {
+      let value = try context.queryValue(last.property, of: key, in: last.className)
+      try apply(path.terminal, to: value, collection: last.property.collection, into: &output)
+    }
+    return output
+  }
+
+  private func apply(
+    _ terminal: BoundTerminal, to value: RowValue, collection: QueryProperty.Collection,
+    into output: inout [RowValue]
+  ) throws {
+    switch terminal {
+    case .value, .type:
+      if collection == .none {
+        output.append(value)
+      } else {
+        output.append(contentsOf: Self.elements(value))
+      }
+    case .count:
+      switch value {
+      case .list(let items): output.append(.int(Int64(items.count)))
+      case .map(let entries): output.append(.int(Int64(entries.count)))
+      case .string(let string): output.append(.int(Int64(string.utf8.count)))
+      case .data(let data): output.append(.int(Int64(data.count)))
+      case .null: output.append(collection == .none ? .null : .int(0))
+      default: output.append(.null)
+      }
+    case .keys:
+      if case .map(let entries) = value { output.append(contentsOf: entries.map { .string($0.key) }) }
+    case .subscript(let key):
+      if case .map(let entries) = value, let entry = entries.first(where: { $0.key == key }) {
+        output.append(entry.value)
+      } else {
+        output.append(.null)
+      }
+    case .aggregate(let aggregate, let element):
+      var items = Self.elements(value)
+      if let element {
+        items = try items.compactMap(Self.linkKey).map {
+          try context.queryValue(element.property, of: $0, in: element.className)
+        }
+      }
+      output.append(Self.aggregate(aggregate, items))
+    }
+  }
+
+  private static func elements(_ value: RowValue) -> [RowValue] {
+    switch value {
+    case .list(let items): return items
+    case .map(let entries): return entries.map(\.value)
+    case .null: return []
+    default: return [value]
+    }
+  }
+
+  private static func linkKey(_ value: RowValue) -> ObjectKey? {
+    switch value {
+    case .link(let key), .typedLink(_, let key): return key
+    default: return nil
+    }
+  }
+
+  private static func appendLinkKeys(_ value: RowValue, to keys: inout [ObjectKey]) {
+    switch value {
+    case .link(let key), .typedLink(_, let key): keys.append(key)
+    case .list(let items): keys.append(contentsOf: items.compactMap(linkKey))
+    case .map(let entries): keys.append(contentsOf: entries.compactMap { linkKey($0.value) })
+    default: break
+    }
+  }
+
+  /// `@min`, `@max`, `@sum` or `@avg` of values, ignoring nulls (and non-numbers, for sums and
+  /// averages): min, max and avg of nothing are null, the sum of nothing is 0. Sums of integers
+  /// stay integers (wrapping on overflow); with decimals the result is an exact decimal; otherwise
+  /// sums and averages are doubles.
+  static func aggregate(_ aggregate: BoundAggregate, _ values: [RowValue]) -> RowValue {
+    let present = values.filter { !$0.isNull }
+    switch aggregate {
+    case .min: return present.min { QueryValues.sortOrder($0, $1) < 0 } ?? .null
+    case .max: return present.max { QueryValues.sortOrder($0, $1) < 0 } ?? .null
+    case .sum, .avg: break
+    }
+    var intSum: Int64 = 0
+    var doubleSum = 0.0
+    var hasDouble = false
+    var decimalSum: Decimal128?
+    var count = 0
+    for value in present {
+      switch value {
+      case .int(let i): intSum &+= i
+      case .float(let f):
+        doubleSum += Double(f)
+        hasDouble = true
+      case .double(let d):
+        doubleSum += d
+        hasDouble = true
+      case .decimal(let d):
+        decimalSum = decimalSum.map { QueryDecimal.add($0, d) } ?? d
+      default: continue
+      }
+      count += 1
+    }
+    if var decimal = decimalSum {
+      if intSum != 0 { decimal = QueryDecimal.add(decimal, QueryDecimal.make(intSum)) }
+      if hasDouble { decimal = QueryDecimal.add(decimal, QueryDecimal.make(doubleSum)) }
+      return .decimal(aggregate == .sum ? decimal : QueryDecimal.divide(decimal, by: count))
+    }
+    if aggregate == .sum { return hasDouble ? .double(Double(intSum) + doubleSum) : .int(intSum) }
+    guard count > 0 else { return .null }
+    return .double((Double(intSum) + doubleSum) / Double(count))
+  }
+}

@@ -1,0 +1,297 @@
+import Foundation
+import ShoalStorage
+
+/// A Realm: one database, opened on one thread (RealmSwift's `Realm`).
+///
+/// ```swift
+/// let realm = try Realm(configuration: .init(fileURL: url))
+/// try realm.write { realm.add(Dog(value: ["name": "Rex"])) }
+/// let puppies = realm.objects(Dog.self).filter("age < 2")
+/// ```
+///
+/// Realm instances are cached per thread: opening the same file twice on one thread gives the
+/// same instance. Each instance sees the version it last refreshed to (`refresh()`, or a write
+/// transaction, moves it to the newest); commits of other threads and processes show up then.
+public struct Realm {
+  let core: RealmCore
+
+  init(core: RealmCore) { self.core = core }
+
+  /// Opens the Realm of `Realm.Configuration.defaultConfiguration`.
+  public init() throws {
+    try self.init(configuration: .defaultConfiguration)
+  }
+
+  /// Opens a Realm.
+  public init(configuration: Configuration) throws {
+    core = try RealmCache.core(for: configuration)
+  }
+
+  /// Opens the Realm at `fileURL` with the default configuration's other settings.
+  public init(fileURL: URL) throws {
+    var configuration = Configuration.defaultConfiguration
+    configuration.fileURL = fileURL
+    try self.init(configuration: configuration)
+  }
+
+  /// The configuration this Realm was opened with.
+  public var configuration: Configuration { core.configuration }
+
+  /// The classes this Realm manages.
+  public var schema: Schema { core.schema.publicSchema }
+
+  /// Whether the Realm holds no objects.
+  public var isEmpty: Bool {
+    core.schema.tables.values.allSatisfy { core.count($0.keyspace) == 0 }
+  }
+
+  /// Whether a write transaction is open.
+  public var isInWriteTransaction: Bool { core.isInWriteTransaction }
+
+  /// RealmSwift refreshes on run-loop turns; Linux has none, so call `refresh()` (issue 5 adds
+  /// notification-driven refreshing). Kept for source compatibility.
+  public var autorefresh: Bool {
+    get { core.autorefresh }
+    nonmutating set { core.autorefresh = newValue }
+  }
+
+  // MARK: Transactions
+
+  /// Runs `block` in a write transaction and commits it, returning the block's value. If the
+  /// block throws, the transaction is cancelled and the error rethrown.
+  @discardableResult
+  public func write<Result>(_ block: () throws -> Result) throws -> Result {
+    beginWrite()
+    let result: Result
+    do {
+      result = try block()
+    } catch {
+      if isInWriteTransaction { cancelWrite() }
+      throw error
+    }
+    if isInWriteTransaction { try commitWrite() }
+    return result
+  }
+
+  /// Begins a write transaction, first moving to the newest version. Only one write
+  /// transaction is open at a time across threads and processes; this waits for others.
+  public func beginWrite() { core.beginWrite() }
+
+  /// Commits the write transaction (durably: it survives power loss once this returns).
+  public func commitWrite() throws { try core.commitWrite() }
+
+  /// Discards every change of the write transaction; objects it added become invalid.
+  public func cancelWrite() { core.cancelWrite() }
+
+  /// Moves to the newest version; true when that changed what this Realm sees.
+  @discardableResult
+  public func refresh() -> Bool { core.refresh() }
+
+  /// Releases the version this Realm pins; the next access reads the newest one.
+  public func invalidate() { core.invalidate() }
+
+  // MARK: Adding and deleting
+
+  /// How `add(_:update:)` and `create(_:value:update:)` treat an existing object with the same
+  /// primary key.
+  public enum UpdatePolicy: Int, Sendable {
+    /// Fail: two objects may not share a primary key.
+    case error = 1
+    /// Write only the properties whose values differ.
+    case modified = 3
+    /// Write every property.
+    case all = 2
+  }
+
+  /// Adds an unmanaged object, and the unmanaged objects it links to.
+  public func add(_ object: Object, update: UpdatePolicy = .error) {
+    if update != .error, object._classInfo.primaryKeyIndex == nil {
+      fatalError("'\(object._classInfo.className)' does not have a primary key and can not be updated")
+    }
+    core.add(object, update: update)
+  }
+
+  /// Adds every object of `objects`.
+  public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) where S.Iterator.Element: Object {
+    for object in objects { add(object, update: update) }
+  }
+
+  /// Creates an object from a dictionary, array or object of values; with an update policy,
+  /// updates the existing object with the same primary key instead (only the given properties).
+  @discardableResult
+  public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
+    core.requireWrite()
+    let info = ClassInfo.of(type)
+    let table = core.table(for: type)
+    if update != .error {
+      guard let pkIndex = info.primaryKeyIndex else {
+        fatalError("'\(info.className)' does not have a primary key and can not be updated")
+      }
+      let pkName = info.fields[pkIndex].name
+      var pkValue: Any?
+      if let dictionary = value as? [String: Any] { pkValue = dictionary[pkName] }
+      if let object = value as? ObjectBase { pkValue = object[pkName] }
+      if let array = value as? [Any], pkIndex < array.count { pkValue = array[pkIndex] }
+      if let pkValue, let stored = info.fields[pkIndex].storedKeyValue(pkValue),
+        let key = core.key(forPrimaryKey: stored, in: table), let existing = core.object(table, key) as? T
+      {
+        var pairs: [(String, Any?)] = []
+        if let dictionary = value as? [String: Any] { pairs = dictionary.map { ($0.key, $0.value) } }
+        if let array = value as? [Any] { pairs = zip(info.fields.map(\.name), array).map { ($0, $1) } }
+        if let object = value as? ObjectBase { pairs = info.fields.map { ($0.name, object[$0.name]) } }
+        for (name, item) in pairs where name != pkName {
+          if update == .modified, let field = info.field(named: name),
+            let new = field.storedKeyValue(item as Any), existing._storedValue(at: field.index) == new
+          {
+            continue
+          }
+          existing[name] = item
+        }
+        return existing
+      }
+    }
+    let object = T()
+    object._assign(value)
+    core.add(object, update: update)
+    return object
+  }
+
+  /// Deletes an object, with its embedded objects; links to it become nil.
+  public func delete(_ object: ObjectBase) { core.delete([object]) }
+
+  /// Deletes every object of `objects`.
+  public func delete<S: Sequence>(_ objects: S) where S.Iterator.Element: ObjectBase {
+    core.delete(Array(objects))
+  }
+
+  /// Deletes every object of the results.
+  public func delete<Element: ObjectBase>(_ objects: Results<Element>) {
+    core.delete(Array(objects))
+  }
+
+  /// Deletes every object in the Realm.
+  public func deleteAll() {
+    core.requireWrite()
+    core.deleteAll()
+  }
+
+  // MARK: Reading
+
+  /// Every object of `type`, lazily and live.
+  public func objects<Element: Object>(_ type: Element.Type) -> Results<Element> {
+    Results(core: core, source: .table(core.table(for: type)))
+  }
+
+  /// Every embedded object of `type`.
+  public func objects<Element: EmbeddedObject>(_ type: Element.Type) -> Results<Element> {
+    Results(core: core, source: .table(core.table(for: type)))
+  }
+
+  /// The object of `type` with primary key `key`, or nil.
+  public func object<Element: Object, KeyType>(ofType type: Element.Type, forPrimaryKey key: KeyType) -> Element? {
+    let info = ClassInfo.of(type)
+    guard let pkIndex = info.primaryKeyIndex else {
+      fatalError("'\(info.className)' does not have a primary key")
+    }
+    let table = core.table(for: type)
+    guard let stored = info.fields[pkIndex].storedKeyValue(key as Any) else {
+      fatalError(
+        "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.fields[pkIndex].typeDescription)' primary key property '\(info.className).\(info.fields[pkIndex].name)'"
+      )
+    }
+    guard let objectKey = core.key(forPrimaryKey: stored, in: table) else { return nil }
+    return core.object(table, objectKey) as? Element
+  }
+
+  /// Writes a compacted copy of the Realm (at the version it sees) to `fileURL`.
+  public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+    if encryptionKey != nil {
+      throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; pass encryptionKey: nil.")
+    }
+    if FileManager.default.fileExists(atPath: fileURL.path) {
+      throw Realm.Error(.fileExists, "File at path '\(fileURL.path)' already exists.", fileURL: fileURL)
+    }
+    do {
+      try core.store.writeCopy(toPath: fileURL.path)
+    } catch {
+      throw Realm.Error(storage: error, fileURL: fileURL)
+    }
+  }
+
+  /// Deletes the files of a Realm (the file and its lock file). Fails with `.alreadyOpen`
+  /// while this process has it open. True when a file was deleted.
+  @discardableResult
+  public static func deleteFiles(for config: Configuration) throws -> Bool {
+    guard config.inMemoryIdentifier == nil else { return false }
+    if SharedFile.isOpen(config) {
+      throw Realm.Error(
+        .alreadyOpen, "Cannot delete files of an open Realm: close every instance first.", fileURL: config.fileURL)
+    }
+    let url = config.fileURL ?? Configuration.defaultFileURL
+    var deleted = false
+    for path in [url.path, url.path + ".lock"] where FileManager.default.fileExists(atPath: path) {
+      do { try FileManager.default.removeItem(atPath: path) } catch {
+        throw Realm.Error(.fileAccess, "Could not delete \(path): \(error)", fileURL: url)
+      }
+      deleted = deleted || path == url.path
+    }
+    return deleted
+  }
+}
+
+extension Realm: Equatable {
+  /// Two Realms are equal when they are the same instance (same file, same thread).
+  public static func == (lhs: Realm, rhs: Realm) -> Bool { lhs.core === rhs.core }
+}
+
+extension ClassInfo.Field {
+  /// The stored form of a primary-key or property value given as `Any`.
+  func storedKeyValue(_ value: Any) -> RowValue? {
+    if let stored = RowValue(scalar: value) {
+      switch (typeInfo.type, stored) {
+      case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId), (.bool, .bool), (.date, .date),
+        (.double, .double), (.float, .float), (.data, .data), (.decimal128, .decimal):
+        return stored
+      case (.double, .int(let i)): return .double(Double(i))
+      case (.float, .int(let i)): return .float(Float(i))
+      case (.any, _): return stored
+      default: return nil
+      }
+    }
+    if case Optional<Any>.none = value { return typeInfo.isOptional ? .null : nil }
+    if let rawRepresentable = value as? any RawRepresentable { return storedKeyValue(rawRepresentable.rawValue) }
+    return nil
+  }
+}
+
+/// Realm instances per thread and file, so `Realm()` on one thread returns the same instance.
+enum RealmCache {
+  private final class Entries {
+    struct Entry {
+      weak var core: RealmCore?
+    }
+    var entries: [String: Entry] = [:]
+  }
+  private static let threadKey = "io.shoal.realm-cache"
+
+  static func core(for configuration: Realm.Configuration) throws(Realm.Error) -> RealmCore {
+    let dictionary = Thread.current.threadDictionary
+    let cache: Entries
+    if let existing = dictionary[threadKey] as? Entries {
+      cache = existing
+    } else {
+      cache = Entries()
+      dictionary[threadKey] = cache
+    }
+    let key = configuration.fileKey
+    if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion,
+      core.configuration.readOnly == configuration.readOnly
+    {
+      return core
+    }
+    let core = try RealmCore(configuration: configuration)
+    cache.entries = cache.entries.filter { $0.value.core != nil }
+    cache.entries[key] = Entries.Entry(core: core)
+    return core
+  }
+}

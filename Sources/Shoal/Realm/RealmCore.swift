@@ -1,0 +1,566 @@
+import Foundation
+import ShoalStorage
+
+/// The state behind a `Realm` value: the shared file, the resolved schema, and this instance's
+/// read snapshot or write transaction. Confined to one thread, like RealmSwift's Realms.
+final class RealmCore {
+  let configuration: Realm.Configuration
+  let file: SharedFile
+  let schema: RealmSchema
+  private var read: ReadTransaction?
+  private(set) var write: WriteTransaction?
+  /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
+  private(set) var stamp: UInt64 = 1
+  /// Next object key per class during a write, flushed at commit.
+  private var nextKeys: [String: ObjectKey] = [:]
+  /// The update policy of the `add` in progress, applied to linked objects it adds.
+  private var addPolicy: Realm.UpdatePolicy = .error
+  var autorefresh = true
+
+  init(configuration: Realm.Configuration) throws(Realm.Error) {
+    self.configuration = configuration
+    let classes = try RealmSchema.codeClasses(configuration)
+    file = try SharedFile.open(configuration)
+    schema = try SchemaResolver(file: file, configuration: configuration, classes: classes).resolve()
+    do { read = try file.store.beginRead() } catch { throw Realm.Error(storage: error, fileURL: configuration.fileURL) }
+  }
+
+  deinit {
+    write?.abort()
+    read?.close()
+  }
+
+  var store: Store { file.store }
+
+  func sharesFile(with other: RealmCore) -> Bool { file === other.file }
+
+  // MARK: Transactions
+
+  var isInWriteTransaction: Bool { write != nil }
+
+  /// The snapshot reads go to (begun lazily after `invalidate`).
+  private func snapshot() -> ReadTransaction {
+    if let read { return read }
+    do {
+      let fresh = try store.beginRead()
+      read = fresh
+      stamp &+= 1
+      return fresh
+    } catch {
+      fatalError("Could not begin a read transaction: \(error)")
+    }
+  }
+
+  var version: UInt64 { write?.baseVersion ?? snapshot().version }
+
+  func get(_ key: [UInt8], in keyspace: String) -> [UInt8]? {
+    do {
+      if let write { return try write.get(key, in: keyspace) }
+      let read = snapshot()
+      guard try read.hasKeyspace(keyspace) else { return nil }
+      return try read.get(key, in: keyspace)
+    } catch StorageError.keyspaceNotFound(_) {
+      return nil
+    } catch {
+      fatalError("Read failed: \(error)")
+    }
+  }
+
+  /// Every (key, value) of `keyspace` in key order, optionally within `range`.
+  func scan(_ keyspace: String, range: KeyRange = .all, _ body: ([UInt8], [UInt8]) -> Bool) {
+    do {
+      let cursor: Cursor
+      if let write {
+        guard try write.hasKeyspace(keyspace) else { return }
+        cursor = try write.cursor(in: keyspace, range: range)
+      } else {
+        let read = snapshot()
+        guard try read.hasKeyspace(keyspace) else { return }
+        cursor = try read.keyspace(keyspace).cursor(range: range)
+      }
+      while let (key, value) = try cursor.next() {
+        if !body(key, value) { return }
+      }
+    } catch {
+      fatalError("Read failed: \(error)")
+    }
+  }
+
+  func count(_ keyspace: String) -> Int {
+    do {
+      if let write { return try write.hasKeyspace(keyspace) ? Int(try write.count(in: keyspace)) : 0 }
+      let read = snapshot()
+      return try read.hasKeyspace(keyspace) ? Int(try read.count(in: keyspace)) : 0
+    } catch {
+      fatalError("Read failed: \(error)")
+    }
+  }
+
+  func beginWrite() {
+    guard write == nil else {
+      fatalError("The Realm is already in a write transaction")
+    }
+    guard !configuration.readOnly else {
+      fatalError("Can't perform transactions on read-only Realms.")
+    }
+    do {
+      let transaction = try store.beginWrite()
+      read?.close()
+      read = nil
+      write = transaction
+      nextKeys = [:]
+      stamp &+= 1
+    } catch {
+      fatalError("Could not begin a write transaction: \(error)")
+    }
+  }
+
+  func commitWrite() throws(Realm.Error) {
+    guard let transaction = write else {
+      fatalError("Can't commit a non-existing write transaction")
+    }
+    do {
+      for (name, next) in nextKeys {
+        try transaction.put(
+          TableInfo.keyBytes(next), forKey: Array(("next/" + name).utf8), in: RealmSchema.metaKeyspace)
+      }
+      _ = try transaction.commit()
+    } catch {
+      transaction.abort()
+      write = nil
+      stamp &+= 1
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+    write = nil
+    nextKeys = [:]
+    stamp &+= 1
+    do { read = try store.beginRead() } catch { read = nil }
+  }
+
+  func cancelWrite() {
+    guard let transaction = write else {
+      fatalError("Can't cancel a non-existing write transaction")
+    }
+    transaction.abort()
+    write = nil
+    nextKeys = [:]
+    stamp &+= 1
+  }
+
+  /// Moves to the newest version; true when it changed what this Realm sees.
+  func refresh() -> Bool {
+    guard write == nil else { return false }
+    let old = read?.version
+    read?.close()
+    read = nil
+    let now = snapshot().version
+    if old != now { stamp &+= 1 }
+    return old != now
+  }
+
+  func invalidate() {
+    if write != nil { cancelWrite() }
+    read?.close()
+    read = nil
+    stamp &+= 1
+  }
+
+  func requireWrite(_ message: String = "") {
+    guard write != nil else {
+      fatalError(
+        message.isEmpty
+          ? "Attempting to modify object outside of a write transaction - call beginWriteTransaction on an RLMRealm instance first."
+          : message)
+    }
+  }
+
+  private func perform(_ body: (WriteTransaction) throws -> Void) {
+    requireWrite()
+    guard let write else { return }
+    do { try body(write) } catch { fatalError("Write failed: \(error)") }
+  }
+
+  // MARK: Rows
+
+  func row(_ table: TableInfo, _ key: ObjectKey) -> [RowValue]? {
+    guard let bytes = get(TableInfo.keyBytes(key), in: table.keyspace) else { return nil }
+    do { return try RowCodec.decode(bytes) } catch { fatalError("\(error)") }
+  }
+
+  func exists(table: TableInfo, key: ObjectKey) -> Bool {
+    get(TableInfo.keyBytes(key), in: table.keyspace) != nil
+  }
+
+  /// The current row of a managed object (cached in the object until the stamp moves).
+  func currentRow(of object: ObjectBase, table: TableInfo) -> [RowValue] {
+    if object._rowStamp == stamp, let row = object._row { return row }
+    guard let row = row(table, object._key) else {
+      fatalError("Object has been deleted or invalidated.")
+    }
+    object._row = row
+    object._rowStamp = stamp
+    return row
+  }
+
+  func storedValue(of object: ObjectBase, table: TableInfo, at index: Int) -> RowValue {
+    let property = table.properties[index]
+    if property.collection == .linkingObjects {
+      return .list(linkingKeys(to: object._key, of: table, property: property).map { .link($0) })
+    }
+    return currentRow(of: object, table: table)[index]
+  }
+
+  func setStoredValue(_ value: RowValue, of object: ObjectBase, table: TableInfo, at index: Int) {
+    requireWrite()
+    if index == table.primaryKeyIndex {
+      let current = currentRow(of: object, table: table)[index]
+      if TableInfo.normalizedForIndex(current) == TableInfo.normalizedForIndex(value) { return }
+      fatalError("Primary key can't be changed after an object is inserted.")
+    }
+    var row = currentRow(of: object, table: table)
+    let old = row[index]
+    row[index] = value
+    writeRow(row, old: currentRow(of: object, table: table), table: table, key: object._key, changed: [index])
+    if old != value { removeReplacedEmbedded(old: old, new: value, property: table.properties[index]) }
+    object._row = row
+    object._rowStamp = stamp
+  }
+
+  func setAny(_ value: Any?, of object: ObjectBase, table: TableInfo, field: ClassInfo.Field) {
+    guard field.wrapperType.setManagedAnyValue(value, of: object, index: field.index) else {
+      fatalError(
+        "Invalid value '\(String(describing: value))' of type '\(type(of: value))' for '\(field.typeDescription)' "
+          + "property '\(table.name).\(field.name)'.")
+    }
+  }
+
+  /// Writes a row, keeping the primary-key and secondary indexes in step, and records which
+  /// properties changed in the engine's change record.
+  private func writeRow(_ row: [RowValue], old: [RowValue]?, table: TableInfo, key: ObjectKey, changed: [Int]) {
+    perform { write in
+      let keyBytes = TableInfo.keyBytes(key)
+      for index in table.indexedProperties where old?[index] != row[index] {
+        let space = table.indexKeyspace(index)
+        if let old { _ = try write.delete(TableInfo.indexKey(old[index]) + keyBytes, in: space) }
+        try write.put([], forKey: TableInfo.indexKey(row[index]) + keyBytes, in: space)
+      }
+      if let pk = table.primaryKeyIndex, old == nil {
+        try write.put(keyBytes, forKey: TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
+      }
+      var mask = [UInt8](repeating: 0, count: (table.properties.count + 7) / 8)
+      for index in changed { mask[index / 8] |= 1 << UInt8(index % 8) }
+      try write.put(RowCodec.encode(row), forKey: keyBytes, in: table.keyspace, changeInfo: old == nil ? [] : mask)
+    }
+    stamp &+= 1
+  }
+
+  private func allocateKey(_ table: TableInfo) -> ObjectKey {
+    if let next = nextKeys[table.name] {
+      nextKeys[table.name] = next + 1
+      return next
+    }
+    var next: ObjectKey = 1
+    if let bytes = get(Array(("next/" + table.name).utf8), in: RealmSchema.metaKeyspace) {
+      next = TableInfo.key(from: bytes)
+    }
+    nextKeys[table.name] = next + 1
+    return next
+  }
+
+  // MARK: Objects
+
+  func table(for type: ObjectBase.Type) -> TableInfo {
+    guard let table = schema.table(for: type) else {
+      let name = ClassInfo.of(type).className
+      fatalError(
+        "Object type '\(name)' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` "
+          + "array in your configuration, add `\(name)` to the list of `objectClasses` / `objectTypes`.")
+    }
+    return table
+  }
+
+  func table(named name: String) -> TableInfo? { schema.tables[name] }
+
+  /// A managed instance for the object `key` of `table`.
+  func object(_ table: TableInfo, _ key: ObjectKey) -> ObjectBase {
+    let object: ObjectBase
+    if let info = table.classInfo {
+      object = info.makeManaged()
+    } else {
+      object = DynamicObject()
+    }
+    object._core = self
+    object._table = table
+    object._key = key
+    return object
+  }
+
+  /// The object a stored link refers to, as an instance of `type` (or of the linked class).
+  func object(for value: RowValue, type: ObjectBase.Type) -> ObjectBase? {
+    switch value {
+    case .link(let key): return object(table(for: type), key)
+    case .typedLink(let name, let key): return table(named: name).map { object($0, key) }
+    default: return nil
+    }
+  }
+
+  /// The stored link to `target`, adding it first when it is unmanaged.
+  func linkValue(to target: ObjectBase) -> RowValue {
+    if let core = target._core, target._table != nil {
+      guard core.file === file else {
+        fatalError("Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+      }
+      if target is EmbeddedObject, write != nil {
+        fatalError("Can't set link to existing managed embedded object")
+      }
+      return .link(target._key)
+    }
+    add(target, update: addPolicy)
+    return .link(target._key)
+  }
+
+  /// Keys of the objects of `property.objectClassName` linking to `key` through the origin property.
+  func linkingKeys(to key: ObjectKey, of table: TableInfo, property: Property) -> [ObjectKey] {
+    guard let originName = property.objectClassName, let origin = self.table(named: originName),
+      let originProperty = property.linkOriginPropertyName, let index = origin.propertyIndex[originProperty]
+    else { return [] }
+    var keys: [ObjectKey] = []
+    scan(origin.keyspace) { keyBytes, value in
+      guard let row = try? RowCodec.decode(value), index < row.count else { return true }
+      if Self.links(row[index], to: key) { keys.append(TableInfo.key(from: keyBytes)) }
+      return true
+    }
+    return keys
+  }
+
+  static func links(_ value: RowValue, to key: ObjectKey) -> Bool {
+    switch value {
+    case .link(let k): return k == key
+    case .list(let items): return items.contains { links($0, to: key) }
+    case .map(let entries): return entries.contains { links($0.value, to: key) }
+    default: return false
+    }
+  }
+
+  // MARK: Add, create, delete
+
+  func add(_ object: ObjectBase, update: Realm.UpdatePolicy) {
+    requireWrite()
+    if let core = object._core, object._table != nil {
+      guard core.file === file else {
+        fatalError("Object is already managed by another Realm. Use create instead to copy it into this Realm.")
+      }
+      return
+    }
+    let info = object._classInfo
+    let table = self.table(for: type(of: object))
+    let savedPolicy = addPolicy
+    addPolicy = update
+    defer { addPolicy = savedPolicy }
+    let context = _AccessContext(self)
+    // Every stored property is filled from the object below; linking objects stay null.
+    var row = [RowValue](repeating: .null, count: table.properties.count)
+    // The primary key decides whether this is an insert or an update of an existing object.
+    var existing: ObjectKey?
+    if let pk = table.primaryKeyIndex, let field = info.field(named: table.properties[pk].name) {
+      let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
+      row[pk] = value
+      if let bytes = get(TableInfo.indexKey(value), in: table.primaryKeyspace) {
+        existing = TableInfo.key(from: bytes)
+        if update == .error {
+          fatalError(
+            "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(describe(value))'."
+          )
+        }
+      }
+    }
+    let key = existing ?? allocateKey(table)
+    // Managed before its values are read, so cycles of unmanaged objects link back to it.
+    object._core = self
+    object._table = table
+    object._key = key
+    var changed: [Int] = []
+    let oldRow = existing.flatMap { self.row(table, $0) }
+    for field in info.fields {
+      guard let index = table.propertyIndex[field.name], table.properties[index].collection != .linkingObjects else {
+        continue
+      }
+      if index == table.primaryKeyIndex { continue }
+      let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
+      row[index] = value
+      if let oldRow, update == .all || oldRow[index] != value { changed.append(index) }
+    }
+    if let oldRow, let pk = table.primaryKeyIndex { row[pk] = oldRow[pk] }
+    if let oldRow, update == .modified, changed.isEmpty {
+      _ = oldRow
+    } else {
+      writeRow(row, old: oldRow, table: table, key: key, changed: changed)
+    }
+    if let oldRow {
+      for index in changed {
+        removeReplacedEmbedded(old: oldRow[index], new: row[index], property: table.properties[index])
+      }
+    }
+    let base = Unmanaged.passUnretained(object).toOpaque()
+    for field in info.fields {
+      // The offsets come from the object's own class metadata.
+      field.wrapperType.makeManaged(at: base + field.offset, index: field.index)
+    }
+    object._row = row
+    object._rowStamp = stamp
+  }
+
+  /// Deletes objects with their embedded objects, and clears links pointing at them.
+  func delete(_ objects: [ObjectBase]) {
+    requireWrite()
+    var byTable: [String: (TableInfo, Set<ObjectKey>)] = [:]
+    for object in objects {
+      guard let core = object._core, let table = object._table else {
+        fatalError("Can only delete an object from the Realm it belongs to.")
+      }
+      guard core.file === file else { fatalError("Can only delete an object from the Realm it belongs to.") }
+      byTable[table.name, default: (table, [])].1.insert(object._key)
+      object._invalidated = true
+    }
+    for (_, (table, keys)) in byTable { deleteKeys(keys, of: table) }
+  }
+
+  func deleteKeys(_ keys: Set<ObjectKey>, of table: TableInfo) {
+    guard !keys.isEmpty else { return }
+    var embedded: [String: (TableInfo, Set<ObjectKey>)] = [:]
+    perform { write in
+      for key in keys {
+        let keyBytes = TableInfo.keyBytes(key)
+        guard let row = row(table, key) else { continue }
+        for index in table.indexedProperties {
+          _ = try write.delete(TableInfo.indexKey(row[index]) + keyBytes, in: table.indexKeyspace(index))
+        }
+        if let pk = table.primaryKeyIndex {
+          _ = try write.delete(TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
+        }
+        _ = try write.delete(keyBytes, in: table.keyspace)
+        for (index, property) in table.properties.enumerated() {
+          guard let target = property.objectClassName.flatMap({ self.table(named: $0) }), target.isEmbedded,
+            property.collection != .linkingObjects
+          else { continue }
+          embedded[target.name, default: (target, [])].1.formUnion(Self.linkedKeys(row[index]))
+        }
+      }
+    }
+    stamp &+= 1
+    nullifyLinks(to: keys, of: table)
+    for (_, (target, keys)) in embedded { deleteKeys(keys, of: target) }
+  }
+
+  static func linkedKeys(_ value: RowValue) -> [ObjectKey] {
+    switch value {
+    case .link(let key): return [key]
+    case .list(let items): return items.flatMap { linkedKeys($0) }
+    case .map(let entries): return entries.flatMap { linkedKeys($0.value) }
+    default: return []
+    }
+  }
+
+  /// Removes links to deleted objects: to-one links become nil, list and set entries go,
+  /// map values become nil (RealmSwift's behaviour).
+  private func nullifyLinks(to keys: Set<ObjectKey>, of target: TableInfo) {
+    for (source, index) in schema.incomingLinks[target.name] ?? [] {
+      var updates: [(ObjectKey, [RowValue])] = []
+      scan(source.keyspace) { keyBytes, value in
+        guard var row = try? RowCodec.decode(value), index < row.count else { return true }
+        let cleared = Self.removingLinks(row[index], to: keys)
+        if cleared != row[index] {
+          row[index] = cleared
+          updates.append((TableInfo.key(from: keyBytes), row))
+        }
+        return true
+      }
+      for (key, row) in updates {
+        writeRow(row, old: self.row(source, key), table: source, key: key, changed: [index])
+      }
+    }
+  }
+
+  static func removingLinks(_ value: RowValue, to keys: Set<ObjectKey>) -> RowValue {
+    switch value {
+    case .link(let key) where keys.contains(key): return .null
+    case .list(let items):
+      return .list(
+        items.filter {
+          if case .link(let key) = $0 { return !keys.contains(key) }
+          return true
+        })
+    case .map(let entries):
+      return .map(
+        entries.map { entry in
+          if case .link(let key) = entry.value, keys.contains(key) {
+            return RowValue.MapEntry(key: entry.key, value: .null)
+          }
+          return entry
+        })
+    default: return value
+    }
+  }
+
+  /// Deletes embedded objects a write replaced (their parent owned them alone).
+  private func removeReplacedEmbedded(old: RowValue, new: RowValue, property: Property) {
+    guard property.collection != .linkingObjects, let target = property.objectClassName.flatMap({ table(named: $0) }),
+      target.isEmbedded
+    else { return }
+    let removed = Set(Self.linkedKeys(old)).subtracting(Self.linkedKeys(new))
+    deleteKeys(removed, of: target)
+  }
+
+  func deleteAll() {
+    perform { write in
+      for table in schema.tables.values {
+        if try write.hasKeyspace(table.keyspace) { try write.clear(table.keyspace) }
+        if table.primaryKeyIndex != nil, try write.hasKeyspace(table.primaryKeyspace) {
+          try write.clear(table.primaryKeyspace)
+        }
+        for index in table.indexedProperties where try write.hasKeyspace(table.indexKeyspace(index)) {
+          try write.clear(table.indexKeyspace(index))
+        }
+      }
+    }
+    stamp &+= 1
+  }
+
+  // MARK: Lookups
+
+  func key(forPrimaryKey value: RowValue, in table: TableInfo) -> ObjectKey? {
+    get(TableInfo.indexKey(value), in: table.primaryKeyspace).map { TableInfo.key(from: $0) }
+  }
+
+  /// Keys of objects whose indexed property `index` equals `value`.
+  func keys(whereIndexed index: Int, equals value: RowValue, in table: TableInfo) -> [ObjectKey] {
+    if index == table.primaryKeyIndex { return key(forPrimaryKey: value, in: table).map { [$0] } ?? [] }
+    var keys: [ObjectKey] = []
+    scan(table.indexKeyspace(index), range: .prefix(TableInfo.indexKey(value))) { key, _ in
+      keys.append(TableInfo.key(from: Array(key.suffix(8))))
+      return true
+    }
+    return keys
+  }
+
+  /// Every key of `table`, in key (insertion) order.
+  func allKeys(_ table: TableInfo) -> [ObjectKey] {
+    var keys: [ObjectKey] = []
+    keys.reserveCapacity(count(table.keyspace))
+    scan(table.keyspace) { key, _ in
+      keys.append(TableInfo.key(from: key))
+      return true
+    }
+    return keys
+  }
+}
+
+func describe(_ value: RowValue) -> String {
+  switch value {
+  case .string(let s): return s
+  case .int(let i): return "\(i)"
+  case .objectId(let o): return o.stringValue
+  case .uuid(let u): return u.uuidString
+  default: return "\(value)"
+  }
+}

@@ -1,0 +1,93 @@
+import Foundation
+
+extension Realm {
+  /// An error thrown by Realm operations (RealmSwift's `Realm.Error`), with RealmSwift's codes.
+  ///
+  /// ```swift
+  /// do { _ = try Realm(configuration: config) }
+  /// catch let error as Realm.Error where error.code == .schemaMismatch { … }
+  /// catch Realm.Error.fileNotFound { … }
+  /// ```
+  public struct Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
+    /// RealmSwift's error codes (`RLMError`), with the same raw values.
+    public enum Code: Int, Sendable {
+      /// An error without a more specific code.
+      case fail = 1
+      /// The file could not be opened or accessed.
+      case fileAccess = 2
+      /// The user lacks permission to open or create the file.
+      case filePermissionDenied = 3
+      /// The file already exists (writing a copy over an existing file).
+      case fileExists = 4
+      /// The file does not exist (read-only open of a missing file).
+      case fileNotFound = 5
+      /// The file format needs an upgrade that was not allowed.
+      case fileFormatUpgradeRequired = 6
+      /// The lock file is in use by an incompatible process or is not a Shoal lock file.
+      case incompatibleLockFile = 8
+      /// Not enough address space to map the file.
+      case addressSpaceExhausted = 9
+      /// The schema does not match the file and no migration was given.
+      case schemaMismatch = 10
+      /// The operation cannot be performed while the file is open.
+      case alreadyOpen = 12
+      /// An input value was invalid.
+      case invalidInput = 13
+      /// A write failed for lack of disk space.
+      case outOfDiskSpace = 14
+      /// The file was opened with incompatible settings (e.g. in-memory vs on-disk).
+      case incompatibleSession = 15
+      /// The file was written by a newer, unsupported file format version.
+      case unsupportedFileFormatVersion = 16
+      /// A file operation failed in a way without a more specific code.
+      case fileOperationFailed = 19
+      /// The file is not a valid database file, or it is corrupt.
+      case invalidDatabase = 20
+    }
+
+    /// The error's code.
+    public let code: Code
+    /// What happened and what to do about it.
+    public let message: String
+    /// The file involved, when there is one.
+    public let fileURL: URL?
+
+    init(_ code: Code, _ message: String, fileURL: URL? = nil) {
+      self.code = code
+      self.message = message
+      self.fileURL = fileURL
+    }
+
+    /// The code's raw value.
+    public var errorCode: Int { code.rawValue }
+    /// The message, as `NSError.localizedDescription` would give it.
+    public var localizedDescription: String { message }
+    public var description: String { message }
+
+    public static let fail = Code.fail
+    public static let fileAccess = Code.fileAccess
+    public static let filePermissionDenied = Code.filePermissionDenied
+    public static let fileExists = Code.fileExists
+    public static let fileNotFound = Code.fileNotFound
+    public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+    public static let incompatibleLockFile = Code.incompatibleLockFile
+    public static let addressSpaceExhausted = Code.addressSpaceExhausted
+    public static let schemaMismatch = Code.schemaMismatch
+    public static let alreadyOpen = Code.alreadyOpen
+    public static let invalidInput = Code.invalidInput
+    public static let outOfDiskSpace = Code.outOfDiskSpace
+    public static let incompatibleSession = Code.incompatibleSession
+    public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
+    public static let fileOperationFailed = Code.fileOperationFailed
+    public static let invalidDatabase = Code.invalidDatabase
+
+    static func invalidProperty(_ name: String, className: String) -> Realm.Error {
+      Realm.Error(.invalidInput, "Invalid property name '\(name)' for class '\(className)'.")
+    }
+  }
+}
+
+/// Matches an error against a code: `catch Realm.Error.fileNotFound { … }`.
+public func ~= (code: Realm.Error.Code, error: any Error) -> Bool {
+  (error as? Realm.Error)?.code == code
+}

@@ -1,0 +1,154 @@
+import Foundation
+import ShoalStorage
+
+/// The tables of an open file: the stored schema reconciled with the program's classes.
+final class RealmSchema: Sendable {
+  let tables: [String: TableInfo]
+  private let byType: [ObjectIdentifier: TableInfo]
+  /// For each class, the (table, property index) pairs whose links point at it.
+  let incomingLinks: [String: [(table: TableInfo, index: Int)]]
+  let schemaVersion: UInt64
+
+  init(tables: [TableInfo], schemaVersion: UInt64) {
+    self.tables = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+    var byType: [ObjectIdentifier: TableInfo] = [:]
+    var incoming: [String: [(table: TableInfo, index: Int)]] = [:]
+    for table in tables {
+      if let info = table.classInfo { byType[ObjectIdentifier(info.type)] = table }
+      for (index, property) in table.properties.enumerated()
+      where property.type == .object && property.collection != .linkingObjects {
+        if let target = property.objectClassName { incoming[target, default: []].append((table, index)) }
+      }
+    }
+    self.byType = byType
+    self.incomingLinks = incoming
+    self.schemaVersion = schemaVersion
+  }
+
+  func table(for type: ObjectBase.Type) -> TableInfo? { byType[ObjectIdentifier(type)] }
+
+  var publicSchema: Schema { Schema(tables.values.map(\.objectSchema)) }
+
+  static let schemaKeyspace = "_schema"
+  static let metaKeyspace = "_meta"
+  static let versionKey = Array("schemaVersion".utf8)
+
+  /// The program's classes for `configuration`: `objectTypes`, or every subclass in the program,
+  /// plus every class they link to.
+  static func codeClasses(_ configuration: Realm.Configuration) throws(Realm.Error) -> [ClassInfo] {
+    let explicit = configuration.objectTypes
+    let roots: [ObjectBase.Type] = explicit ?? allObjectTypes()
+    var seen: [ObjectIdentifier: ClassInfo] = [:]
+    var order: [ClassInfo] = []
+    var errors: [String] = []
+    for type in roots where seen[ObjectIdentifier(type)] == nil {
+      let info = ClassInfo.of(type)
+      seen[ObjectIdentifier(type)] = info
+      order.append(info)
+    }
+    var i = 0
+    while i < order.count {
+      let info = order[i]
+      errors += info.validationErrors()
+      for field in info.fields {
+        guard let target = field.typeInfo.objectType, seen[ObjectIdentifier(target)] == nil else { continue }
+        let targetInfo = ClassInfo.of(target)
+        if explicit != nil {
+          errors.append(
+            "Property '\(info.className).\(field.name)' of type '\(field.typeDescription)' has unknown object type '\(targetInfo.className)'"
+          )
+        }
+        seen[ObjectIdentifier(target)] = targetInfo
+        order.append(targetInfo)
+      }
+      i += 1
+    }
+    var names: [String: ClassInfo] = [:]
+    for info in order {
+      if names[info.className] != nil {
+        errors.append("Object type '\(info.className)' is declared more than once.")
+      }
+      names[info.className] = info
+    }
+    for info in order {
+      for field in info.fields where field.typeInfo.collection == .linkingObjects {
+        guard let origin = field.options.originProperty, let target = field.typeInfo.objectType else { continue }
+        let source = ClassInfo.of(target)
+        guard let property = source.field(named: origin) else {
+          errors.append(
+            "Property '\(source.className).\(origin)' declared as origin of linking objects property '\(info.className).\(field.name)' does not exist"
+          )
+          continue
+        }
+        if property.typeInfo.objectType.map({ ClassInfo.of($0).className }) != info.className {
+          errors.append(
+            "Property '\(source.className).\(origin)' declared as origin of linking objects property '\(info.className).\(field.name)' is not a link to '\(info.className)'"
+          )
+        }
+      }
+    }
+    if !errors.isEmpty {
+      throw Realm.Error(
+        .schemaMismatch,
+        "Schema validation failed due to the following errors:\n" + errors.map { "- " + $0 }.joined(separator: "\n"))
+    }
+    return order
+  }
+
+  /// Every `Object` and `EmbeddedObject` subclass in the loaded images.
+  static func allObjectTypes() -> [ObjectBase.Type] {
+    loadedClassTypes().compactMap { type -> ObjectBase.Type? in
+      guard let objectType = type as? ObjectBase.Type, objectType != Object.self, objectType != EmbeddedObject.self,
+        objectType != ObjectBase.self, objectType != DynamicObject.self, objectType.shouldIncludeInDefaultSchema()
+      else { return nil }
+      return objectType
+    }
+  }
+
+  /// Differences that need a migration, in RealmSwift's wording.
+  static func migrationErrors(stored: ObjectSchema, code: ObjectSchema) -> [String] {
+    var errors: [String] = []
+    let name = code.className
+    for old in stored.properties where code[old.name] == nil {
+      errors.append("Property '\(name).\(old.name)' has been removed.")
+    }
+    for new in code.properties {
+      guard let old = stored[new.name] else {
+        errors.append("Property '\(name).\(new.name)' has been added.")
+        continue
+      }
+      if old.type != new.type || old.collection != new.collection || old.objectClassName != new.objectClassName {
+        errors.append(
+          "Property '\(name).\(new.name)' has been changed from '\(typeName(old))' to '\(typeName(new))'.")
+      } else if old.isOptional != new.isOptional {
+        errors.append(
+          new.isOptional
+            ? "Property '\(name).\(new.name)' has been made optional."
+            : "Property '\(name).\(new.name)' has been made required.")
+      }
+      if old.isPrimary != new.isPrimary {
+        errors.append(
+          new.isPrimary
+            ? "Primary Key for class '\(name)' has been added."
+            : "Primary Key for class '\(name)' has been removed.")
+      }
+    }
+    if stored.isEmbedded != code.isEmbedded {
+      errors.append(
+        "Class '\(name)' has been changed from \(stored.isEmbedded ? "embedded" : "top-level") to \(code.isEmbedded ? "embedded" : "top-level")."
+      )
+    }
+    return errors
+  }
+
+  static func typeName(_ property: Property) -> String {
+    var base = property.type.description
+    if let target = property.objectClassName, property.type == .object { base = "<\(target)>" }
+    switch property.collection {
+    case .list: return "array<\(base)>"
+    case .set: return "set<\(base)>"
+    case .map: return "dictionary<string, \(base)>"
+    case .linkingObjects, .none: return property.type == .object ? base : base + (property.isOptional ? "?" : "")
+    }
+  }
+}

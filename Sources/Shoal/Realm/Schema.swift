@@ -1,0 +1,106 @@
+/// The classes a Realm manages (RealmSwift's `Schema`).
+public struct Schema: CustomStringConvertible, Equatable, Sendable {
+  /// The schema of each class, sorted by class name.
+  public let objectSchema: [ObjectSchema]
+
+  init(_ objectSchema: [ObjectSchema]) {
+    self.objectSchema = objectSchema.sorted { $0.className < $1.className }
+  }
+
+  /// The schema of the class named `className`, or nil.
+  public subscript(className: String) -> ObjectSchema? {
+    objectSchema.first { $0.className == className }
+  }
+
+  public var description: String {
+    "Schema {\n"
+      + objectSchema.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") }
+      .joined(separator: "\n") + "\n}"
+  }
+}
+
+/// The schema of one class (RealmSwift's `ObjectSchema`).
+public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
+  /// The class name.
+  public let className: String
+  /// The persisted properties, in declaration order.
+  public let properties: [Property]
+  /// Whether the class is an `EmbeddedObject`.
+  public let isEmbedded: Bool
+  /// Asymmetric objects need Atlas Device Sync, which Shoal does not have: always false.
+  public var isAsymmetric: Bool { false }
+
+  init(className: String, isEmbedded: Bool, properties: [Property]) {
+    self.className = className
+    self.isEmbedded = isEmbedded
+    self.properties = properties
+  }
+
+  /// The primary key property, if the class has one.
+  public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
+
+  /// The property named `propertyName`, or nil.
+  public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
+
+  public var description: String {
+    "\(className) {\n"
+      + properties.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") }
+      .joined(separator: "\n") + "\n}"
+  }
+}
+
+/// One persisted property (RealmSwift's `Property`).
+public struct Property: CustomStringConvertible, Equatable, Sendable {
+  /// The property name.
+  public let name: String
+  /// The value type (of the elements, for collections).
+  public let type: PropertyType
+  /// Whether the value (or each element) may be nil.
+  public let isOptional: Bool
+  /// Whether the property has an index (primary keys always do).
+  public let isIndexed: Bool
+  /// Whether the property is the primary key.
+  public let isPrimary: Bool
+  /// The linked class, for links, collections of objects and linking objects.
+  public let objectClassName: String?
+  /// The origin property, for linking objects.
+  public let linkOriginPropertyName: String?
+  let collection: PropertyCollection
+
+  init(
+    name: String, type: PropertyType, isOptional: Bool, collection: PropertyCollection, objectClassName: String?,
+    linkOriginPropertyName: String?, isIndexed: Bool, isPrimary: Bool
+  ) {
+    self.name = name
+    self.type = collection == .linkingObjects ? .linkingObjects : type
+    self.isOptional = isOptional
+    self.collection = collection
+    self.objectClassName = objectClassName
+    self.linkOriginPropertyName = linkOriginPropertyName
+    self.isIndexed = isIndexed
+    self.isPrimary = isPrimary
+  }
+
+  /// The name of the column storing the property (the property name).
+  public var columnName: String { name }
+  /// Whether the property is a `List`.
+  public var isArray: Bool { collection == .list }
+  /// Whether the property is a `MutableSet`.
+  public var isSet: Bool { collection == .set }
+  /// Whether the property is a `Map`.
+  public var isMap: Bool { collection == .map }
+
+  public var description: String {
+    func yesNo(_ flag: Bool) -> String { flag ? "YES" : "NO" }
+    var lines = [
+      "\(name) {", "\ttype = \(type);", "\tcolumnName = \(name);",
+    ]
+    if let objectClassName { lines.append("\tobjectClassName = \(objectClassName);") }
+    if let linkOriginPropertyName { lines.append("\tlinkOriginPropertyName = \(linkOriginPropertyName);") }
+    lines += [
+      "\tindexed = \(yesNo(isIndexed));", "\tisPrimary = \(yesNo(isPrimary));", "\tarray = \(yesNo(isArray));",
+      "\tset = \(yesNo(isSet));", "\tdictionary = \(yesNo(isMap));", "\toptional = \(yesNo(isOptional));", "}",
+    ]
+    return lines.joined(separator: "\n")
+  }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import ShoalStorage
+
+/// Reconciles the program's classes with the schema stored in a file when it is opened:
+/// creates the tables of a new file, adds new classes, runs migrations when the schema version
+/// rises, and refuses a changed schema without one.
+struct SchemaResolver {
+  let file: SharedFile
+  let configuration: Realm.Configuration
+  let classes: [ClassInfo]
+
+  private var store: Store { file.store }
+
+  func resolve() throws(Realm.Error) -> RealmSchema {
+    let codeSchemas = Dictionary(classes.map { ($0.className, $0.objectSchema) }, uniquingKeysWith: { a, _ in a })
+    if let cached = file.schema.withLock({ $0 }), cached.schemaVersion == configuration.schemaVersion,
+      codeSchemas.allSatisfy({
+        cached.tables[$0.key]?.objectSchema == $0.value && cached.tables[$0.key]?.classInfo != nil
+      })
+    {
+      return cached
+    }
+    let (stored, version) = try readStored(nil)
+    if let version, isCurrent(stored: stored, version: version, code: codeSchemas) {
+      return publish(stored: stored, version: version)
+    }
+    guard !configuration.readOnly else {
+      if version == nil {
+        throw Realm.Error(.fileAccess, "Cannot open an empty read-only Realm: the file has no schema yet.")
+      }
+      try check(stored: stored, version: version ?? 0, code: codeSchemas)
+      return publish(stored: stored, version: version ?? 0)
+    }
+    do {
+      return try store.write { write throws -> RealmSchema in
+        let (stored, version) = try readStored(write)
+        if let version, isCurrent(stored: stored, version: version, code: codeSchemas) {
+          return publish(stored: stored, version: version)
+        }
+        let resultStored = try apply(write, stored: stored, version: version, code: codeSchemas)
+        return publish(stored: resultStored, version: configuration.schemaVersion)
+      }
+    } catch let error as Realm.Error {
+      throw error
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+  }
+
+  private func isCurrent(stored: [String: ObjectSchema], version: UInt64, code: [String: ObjectSchema]) -> Bool {
+    version == configuration.schemaVersion && code.allSatisfy { stored[$0.key] == $0.value }
+  }
+
+  private func publish(stored: [String: ObjectSchema], version: UInt64) -> RealmSchema {
+    let infos = Dictionary(classes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
+    let tables = stored.values.map { TableInfo(schema: $0, classInfo: infos[$0.className]) }
+    let schema = RealmSchema(tables: tables, schemaVersion: version)
+    file.schema.withLock { $0 = schema }
+    return schema
+  }
+
+  private func readStored(_ write: WriteTransaction?) throws(Realm.Error) -> ([String: ObjectSchema], UInt64?) {
+    do {
+      var schemas: [String: ObjectSchema] = [:]
+      var version: UInt64?
+      let read: (String, [UInt8]) throws -> [UInt8]?
+      let entries: [([UInt8], [UInt8])]
+      if let write {
+        guard try write.hasKeyspace(RealmSchema.schemaKeyspace) else { return ([:], nil) }
+        read = { try write.get($1, in: $0) }
+        entries = try collect(write.cursor(in: RealmSchema.schemaKeyspace))
+      } else {
+        let snapshot = try store.beginRead()
+        defer { snapshot.close() }
+        guard try snapshot.hasKeyspace(RealmSchema.schemaKeyspace) else { return ([:], nil) }
+        entries = try collect(snapshot.keyspace(RealmSchema.schemaKeyspace).cursor())
+        let versionBytes = try snapshot.get(RealmSchema.versionKey, in: RealmSchema.metaKeyspace)
+        version = versionBytes.map { TableInfo.key(from: $0) }
+        read = { _, _ in nil }
+      }
+      if write != nil {
+        version = try read(RealmSchema.metaKeyspace, RealmSchema.versionKey).map { TableInfo.key(from: $0) }
+      }
+      for (_, value) in entries {
+        let schema = try SchemaCodec.decode(value)
+        schemas[schema.className] = schema
+      }
+      return (schemas, version ?? 0)
+    } catch let error as Realm.Error {
+      throw error
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+  }
+
+  private func collect(_ cursor: Cursor) throws -> [([UInt8], [UInt8])] {
+    var out: [([UInt8], [UInt8])] = []
+    while let (key, value) = try cursor.next() { out.append((key, value)) }
+    return out
+  }
+
+  /// Throws when opening `stored` with the program's schema needs a write or a migration.
+  private func check(stored: [String: ObjectSchema], version: UInt64, code: [String: ObjectSchema]) throws(Realm.Error)
+  {
+    if configuration.schemaVersion < version {
+      throw Realm.Error(
+        .schemaMismatch,
+        "Provided schema version \(configuration.schemaVersion) is less than last set version \(version).")
+    }
+    var errors: [String] = []
+    for (name, schema) in code.sorted(by: { $0.key < $1.key }) {
+      guard let old = stored[name] else {
+        errors.append("Class '\(name)' has been added.")
+        continue
+      }
+      errors += RealmSchema.migrationErrors(stored: old, code: schema)
+      if errors.isEmpty, old != schema { errors.append("Indexes of class '\(name)' have changed.") }
+    }
+    if !errors.isEmpty {
+      throw Realm.Error(
+        .schemaMismatch,
+        "Migration is required due to the following errors:\n" + errors.map { "- " + $0 }.joined(separator: "\n"))
+    }
+  }
+
+  /// Brings the file's schema to the program's, in one write transaction.
+  private func apply(
+    _ write: WriteTransaction, stored: [String: ObjectSchema], version: UInt64?, code: [String: ObjectSchema]
+  ) throws -> [String: ObjectSchema] {
+    let storedVersion = version ?? configuration.schemaVersion
+    if version != nil, configuration.schemaVersion < storedVersion {
+      throw Realm.Error(
+        .schemaMismatch,
+        "Provided schema version \(configuration.schemaVersion) is less than last set version \(storedVersion).")
+    }
+    var errors: [String] = []
+    for (name, schema) in code.sorted(by: { $0.key < $1.key }) {
+      if let old = stored[name] { errors += RealmSchema.migrationErrors(stored: old, code: schema) }
+    }
+    var stored = stored
+    if !errors.isEmpty, configuration.schemaVersion == storedVersion {
+      guard configuration.deleteRealmIfMigrationNeeded else {
+        throw Realm.Error(
+          .schemaMismatch,
+          "Migration is required due to the following errors:\n" + errors.map { "- " + $0 }.joined(separator: "\n"))
+      }
+      for name in try write.keyspaceNames() { try write.dropKeyspace(name) }
+      stored = [:]
+    }
+    try write.ensureKeyspace(RealmSchema.schemaKeyspace, tracksChanges: false)
+    try write.ensureKeyspace(RealmSchema.metaKeyspace, tracksChanges: false)
+    let migrating = version != nil && configuration.schemaVersion > storedVersion
+    var result = stored
+    var oldRows: [String: [ObjectKey: [RowValue]]] = [:]
+    for (name, schema) in code {
+      let new = TableInfo(schema: schema, classInfo: nil)
+      if let old = stored[name], old != schema {
+        // Rows move to the new layout by property name; new properties get defaults.
+        let oldTable = TableInfo(schema: old, classInfo: nil)
+        var rows: [ObjectKey: [RowValue]] = [:]
+        let cursor = try write.cursor(in: oldTable.keyspace)
+        var updates: [([UInt8], [RowValue])] = []
+        let defaults = new.defaultRow
+        while let (key, value) = try cursor.next() {
+          let oldRow = try RowCodec.decode(value)
+          rows[TableInfo.key(from: key)] = oldRow
+          var row = defaults
+          for (index, property) in schema.properties.enumerated() {
+            guard let oldIndex = old.properties.firstIndex(where: { $0.name == property.name }),
+              oldIndex < oldRow.count,
+              RealmSchema.typeName(old.properties[oldIndex]) == RealmSchema.typeName(property)
+                || (old.properties[oldIndex].type == property.type
+                  && old.properties[oldIndex].collection == property.collection)
+            else { continue }
+            let value = oldRow[oldIndex]
+            if value.isNull, !property.isOptional, property.type != .object, property.type != .any { continue }
+            row[index] = value
+          }
+          updates.append((key, row))
+        }
+        for (key, row) in updates { try write.put(RowCodec.encode(row), forKey: key, in: new.keyspace) }
+        oldRows[name] = rows
+        try dropIndexes(write, old: oldTable)
+      }
+      try write.ensureKeyspace(new.keyspace)
+      try write.put(SchemaCodec.encode(schema), forKey: Array(name.utf8), in: RealmSchema.schemaKeyspace)
+      result[name] = schema
+    }
+    try write.put(
+      TableInfo.keyBytes(configuration.schemaVersion), forKey: RealmSchema.versionKey, in: RealmSchema.metaKeyspace)
+    if migrating, let block = configuration.migrationBlock {
+      let migration = Migration(
+        write: write, oldSchemas: stored, newSchemas: result, oldRows: oldRows, classes: classes)
+      block(migration, storedVersion)
+      try migration.finish()
+      result = migration.newSchemas
+    }
+    for (name, schema) in result where code[name] != nil || stored[name] != schema {
+      try rebuildIndexes(write, table: TableInfo(schema: schema, classInfo: nil))
+    }
+    return result
+  }
+
+  private func dropIndexes(_ write: WriteTransaction, old: TableInfo) throws {
+    for index in old.indexedProperties where try write.hasKeyspace(old.indexKeyspace(index)) {
+      try write.dropKeyspace(old.indexKeyspace(index))
+    }
+    if try write.hasKeyspace(old.primaryKeyspace) { try write.dropKeyspace(old.primaryKeyspace) }
+  }
+
+  /// Recreates the primary-key and secondary indexes of `table` from its rows, refusing
+  /// duplicate primary keys.
+  private func rebuildIndexes(_ write: WriteTransaction, table: TableInfo) throws {
+    try dropIndexes(write, old: table)
+    guard table.primaryKeyIndex != nil || !table.indexedProperties.isEmpty else { return }
+    if table.primaryKeyIndex != nil { try write.createKeyspace(table.primaryKeyspace, tracksChanges: false) }
+    for index in table.indexedProperties { try write.createKeyspace(table.indexKeyspace(index), tracksChanges: false) }
+    let cursor = try write.cursor(in: table.keyspace)
+    var entries: [(String, [UInt8], [UInt8])] = []
+    while let (key, value) = try cursor.next() {
+      let row = try RowCodec.decode(value)
+      if let pk = table.primaryKeyIndex {
+        entries.append((table.primaryKeyspace, TableInfo.indexKey(row[pk]), key))
+      }
+      for index in table.indexedProperties {
+        entries.append((table.indexKeyspace(index), TableInfo.indexKey(row[index]) + key, []))
+      }
+    }
+    for (space, key, value) in entries {
+      if space == table.primaryKeyspace, try write.get(key, in: space) != nil {
+        throw Realm.Error(
+          .schemaMismatch,
+          "Primary key property '\(table.name).\(table.properties[table.primaryKeyIndex ?? 0].name)' has duplicate values after migration."
+        )
+      }
+      try write.put(value, forKey: key, in: space)
+    }
+  }
+}

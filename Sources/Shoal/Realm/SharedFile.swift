@@ -1,0 +1,99 @@
+import Foundation
+import ShoalStorage
+import Synchronization
+
+/// One open database file (or in-memory Realm) shared by every Realm instance of this process
+/// that uses it. Realm instances come and go; the store stays open while any of them lives.
+final class SharedFile: Sendable {
+  let store: Store
+  let key: String
+  /// The resolved schema, once opened: tables by class name.
+  let schema: Mutex<RealmSchema?>
+
+  private init(store: Store, key: String) {
+    self.store = store
+    self.key = key
+    self.schema = Mutex(nil)
+  }
+
+  deinit { store.close() }
+
+  private struct WeakFile {
+    weak var file: SharedFile?
+    init(_ file: SharedFile) { self.file = file }
+  }
+  private static let registry = Mutex<[String: WeakFile]>([:])
+
+  /// The shared file for `configuration`, opening the store if no Realm of this process has it.
+  static func open(_ configuration: Realm.Configuration) throws(Realm.Error) -> SharedFile {
+    let key = configuration.fileKey
+    if let existing = registry.withLock({ $0[key]?.file }) { return existing }
+    let store = try openStore(configuration)
+    return registry.withLock { registry in
+      if let existing = registry[key]?.file {
+        store.close()
+        return existing
+      }
+      let file = SharedFile(store: store, key: key)
+      registry[key] = WeakFile(file)
+      return file
+    }
+  }
+
+  /// Whether any Realm of this process has the file open.
+  static func isOpen(_ configuration: Realm.Configuration) -> Bool {
+    registry.withLock { $0[configuration.fileKey]?.file != nil }
+  }
+
+  private static func openStore(_ configuration: Realm.Configuration) throws(Realm.Error) -> Store {
+    if configuration.encryptionKey != nil {
+      throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; set encryptionKey to nil.")
+    }
+    var options = StoreOptions(
+      durability: .full, readOnly: configuration.readOnly, create: !configuration.readOnly,
+      maximumNumberOfActiveVersions: configuration.maximumNumberOfActiveVersions.map { Int($0) })
+    if let id = configuration.inMemoryIdentifier {
+      options.durability = .memOnly
+      options.readOnly = false
+      do { return try Store.open(path: "memory:" + id, options: options) } catch {
+        throw Realm.Error(storage: error, fileURL: nil)
+      }
+    }
+    let url = configuration.fileURL ?? Realm.Configuration.defaultFileURL
+    if let seed = configuration.seedFilePath, !FileManager.default.fileExists(atPath: url.path) {
+      do { try FileManager.default.copyItem(at: seed, to: url) } catch {
+        throw Realm.Error(
+          .fileAccess, "Could not copy the seed file \(seed.path) to \(url.path): \(error)", fileURL: url)
+      }
+    }
+    do {
+      return try Store.open(path: url.path, options: options)
+    } catch {
+      throw Realm.Error(storage: error, fileURL: url)
+    }
+  }
+}
+
+extension Realm.Error {
+  /// Maps an engine error to RealmSwift's codes, keeping the engine's explanation.
+  init(storage error: any Error, fileURL: URL?) {
+    guard let storage = error as? StorageError else {
+      self.init(.fail, "\(error)", fileURL: fileURL)
+      return
+    }
+    let code: Code
+    switch storage {
+    case .fileNotFound: code = .fileNotFound
+    case .fileExists: code = .fileExists
+    case .permissionDenied: code = .filePermissionDenied
+    case .isDirectory, .io, .truncated: code = .fileAccess
+    case .notAShoalFile, .corrupt: code = .invalidDatabase
+    case .unsupportedFormatVersion: code = .unsupportedFileFormatVersion
+    case .incompatibleLockFile, .lockFileReplaced: code = .incompatibleLockFile
+    case .lockFileUnavailable: code = .fileAccess
+    case .invalidArgument, .keyTooLarge, .valueTooLarge: code = .invalidInput
+    default: code = .fail
+    }
+    self.init(code, storage.description, fileURL: fileURL)
+  }
+}

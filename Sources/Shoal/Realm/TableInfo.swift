@@ -1,0 +1,135 @@
+import Foundation
+import ShoalStorage
+
+/// One class as stored in a file: its properties in row order and its keyspaces.
+final class TableInfo: Sendable {
+  let name: String
+  let isEmbedded: Bool
+  let properties: [Property]
+  /// The Swift class, when the program declares one for this table.
+  let classInfo: ClassInfo?
+  let primaryKeyIndex: Int?
+  let indexedProperties: [Int]
+  let objectSchema: ObjectSchema
+  let propertyIndex: [String: Int]
+
+  /// Keyspace of rows, keyed by big-endian object key.
+  var keyspace: String { "o/" + name }
+  /// Keyspace mapping primary-key values to object keys.
+  var primaryKeyspace: String { "k/" + name }
+  /// Keyspace of `indexed value + object key` for property `index`.
+  func indexKeyspace(_ index: Int) -> String { "i/" + name + "/" + properties[index].name }
+
+  init(schema: ObjectSchema, classInfo: ClassInfo?) {
+    name = schema.className
+    isEmbedded = schema.isEmbedded
+    properties = schema.properties
+    self.classInfo = classInfo
+    objectSchema = schema
+    primaryKeyIndex = schema.properties.firstIndex { $0.isPrimary }
+    indexedProperties = schema.properties.indices.filter {
+      schema.properties[$0].isIndexed && !schema.properties[$0].isPrimary
+    }
+    propertyIndex = Dictionary(schema.properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+  }
+
+  func queryProperty(_ index: Int) -> QueryProperty {
+    let property = properties[index]
+    return QueryProperty(
+      name: property.name, kind: property.type.queryKind, collection: property.collection.queryCollection,
+      isOptional: property.isOptional, targetClass: property.objectClassName,
+      isIndexed: property.isIndexed || property.isPrimary)
+  }
+
+  /// The row of a new object whose properties are all defaults.
+  var defaultRow: [RowValue] {
+    properties.map { property in
+      switch property.collection {
+      case .list, .set: return .list([])
+      case .map: return .map([])
+      case .linkingObjects: return .null
+      case .none: break
+      }
+      if property.isOptional || property.type == .object { return .null }
+      switch property.type {
+      case .int: return .int(0)
+      case .bool: return .bool(false)
+      case .float: return .float(0)
+      case .double: return .double(0)
+      case .string: return .string("")
+      case .data: return .data(Data())
+      case .date: return .date(Date(timeIntervalSince1970: 0))
+      case .UUID: return .uuid(UUID())
+      case .objectId: return .objectId(ObjectId.generate())
+      case .decimal128: return .decimal(Decimal128())
+      case .any, .object, .linkingObjects: return .null
+      }
+    }
+  }
+
+  static func keyBytes(_ key: ObjectKey) -> [UInt8] {
+    withUnsafeBytes(of: key.bigEndian) { Array($0) }
+  }
+
+  static func key(from bytes: [UInt8]) -> ObjectKey {
+    var key: ObjectKey = 0
+    for byte in bytes.prefix(8) { key = key << 8 | ObjectKey(byte) }
+    return key
+  }
+
+  /// The index key of a value: unambiguous bytes (tag, length, payload) so a prefix scan over
+  /// `indexKey(value)` finds exactly the objects holding `value`.
+  static func indexKey(_ value: RowValue) -> [UInt8] {
+    var out = RowCodec.encodeValue(normalizedForIndex(value))
+    RowCodec.writeVarint(UInt64(out.count), into: &out)
+    return out
+  }
+
+  /// Integers of every width and equal numbers index alike.
+  static func normalizedForIndex(_ value: RowValue) -> RowValue {
+    switch value {
+    case .float(let f) where f.rounded() == f && abs(f) < 1e15: return .int(Int64(f))
+    case .double(let d) where d.rounded() == d && abs(d) < 1e15: return .int(Int64(d))
+    default: return value
+    }
+  }
+}
+
+/// The stored form of a class's schema, kept in the `_schema` keyspace.
+enum SchemaCodec {
+  static func encode(_ schema: ObjectSchema) -> [UInt8] {
+    let properties: [RowValue] = schema.properties.map { p in
+      .list([
+        .string(p.name), .int(Int64(p.type.rawValue)), .int(Int64(p.collection.rawValue)), .bool(p.isOptional),
+        .bool(p.isIndexed), .bool(p.isPrimary), p.objectClassName.map { .string($0) } ?? .null,
+        p.linkOriginPropertyName.map { .string($0) } ?? .null,
+      ])
+    }
+    return RowCodec.encode([.string(schema.className), .bool(schema.isEmbedded), .list(properties)])
+  }
+
+  static func decode(_ bytes: [UInt8]) throws -> ObjectSchema {
+    let bad = Realm.Error(.invalidDatabase, "The stored schema is corrupt; the file cannot be opened.")
+    let row = try RowCodec.decode(bytes)
+    guard row.count == 3, case .string(let name) = row[0], case .bool(let embedded) = row[1],
+      case .list(let items) = row[2]
+    else { throw bad }
+    var properties: [Property] = []
+    for item in items {
+      guard case .list(let f) = item, f.count == 8, case .string(let pname) = f[0], case .int(let type) = f[1],
+        case .int(let collection) = f[2], case .bool(let optional) = f[3], case .bool(let indexed) = f[4],
+        case .bool(let primary) = f[5], let ptype = PropertyType(rawValue: Int(type)),
+        let pcollection = PropertyCollection(rawValue: UInt8(truncatingIfNeeded: collection))
+      else { throw bad }
+      var target: String?
+      if case .string(let t) = f[6] { target = t }
+      var origin: String?
+      if case .string(let o) = f[7] { origin = o }
+      properties.append(
+        Property(
+          name: pname, type: ptype, isOptional: optional, collection: pcollection, objectClassName: target,
+          linkOriginPropertyName: origin, isIndexed: indexed, isPrimary: primary))
+    }
+    return ObjectSchema(className: name, isEmbedded: embedded, properties: properties)
+  }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+/// A property that can hold a value of any supported type, or an object
+/// (RealmSwift's `AnyRealmValue`).
+public enum AnyRealmValue: Hashable, RealmCollectionValue {
+  /// No value.
+  case none
+  case int(Int)
+  case bool(Bool)
+  case float(Float)
+  case double(Double)
+  case string(String)
+  case data(Data)
+  case date(Date)
+  /// A link to an object.
+  case object(Object)
+  case objectId(ObjectId)
+  case decimal128(Decimal128)
+  case uuid(UUID)
+
+  /// The value as an `Int`, if it is one.
+  public var intValue: Int? { if case .int(let v) = self { return v } else { return nil } }
+  /// The value as a `Bool`, if it is one.
+  public var boolValue: Bool? { if case .bool(let v) = self { return v } else { return nil } }
+  /// The value as a `Float`, if it is one.
+  public var floatValue: Float? { if case .float(let v) = self { return v } else { return nil } }
+  /// The value as a `Double`, if it is one.
+  public var doubleValue: Double? { if case .double(let v) = self { return v } else { return nil } }
+  /// The value as a `String`, if it is one.
+  public var stringValue: String? { if case .string(let v) = self { return v } else { return nil } }
+  /// The value as `Data`, if it is one.
+  public var dataValue: Data? { if case .data(let v) = self { return v } else { return nil } }
+  /// The value as a `Date`, if it is one.
+  public var dateValue: Date? { if case .date(let v) = self { return v } else { return nil } }
+  /// The value as an `ObjectId`, if it is one.
+  public var objectIdValue: ObjectId? { if case .objectId(let v) = self { return v } else { return nil } }
+  /// The value as a `Decimal128`, if it is one.
+  public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { return v } else { return nil } }
+  /// The value as a `UUID`, if it is one.
+  public var uuidValue: UUID? { if case .uuid(let v) = self { return v } else { return nil } }
+  /// The object, cast to `T`, if the value is an object of that type.
+  public func object<T: Object>(_ objectType: T.Type) -> T? {
+    if case .object(let v) = self { return v as? T } else { return nil }
+  }
+
+  /// Wraps a plain value (nil for `.none`).
+  public static func fromAny(_ value: Any?) -> AnyRealmValue {
+    _rlmFromAny(value) ?? .none
+  }
+
+  public static var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.any, optional: true) }
+  public static func _rlmDefaultValue() -> AnyRealmValue { .none }
+
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> AnyRealmValue {
+    switch value.value {
+    case .null, .link, .list, .map: return .none
+    case .bool(let v): return .bool(v)
+    case .int(let v): return .int(Int(v))
+    case .float(let v): return .float(v)
+    case .double(let v): return .double(v)
+    case .string(let v): return .string(v)
+    case .data(let v): return .data(v)
+    case .date(let v): return .date(v)
+    case .uuid(let v): return .uuid(v)
+    case .objectId(let v): return .objectId(v)
+    case .decimal(let v): return .decimal128(v)
+    case .typedLink(let name, let key):
+      guard let core = context.core, let table = core.table(named: name),
+        let object = core.object(table, key) as? Object
+      else { return .none }
+      return .object(object)
+    }
+  }
+
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    switch self {
+    case .none: return _StoredValue(.null)
+    case .int(let v): return _StoredValue(.int(Int64(v)))
+    case .bool(let v): return _StoredValue(.bool(v))
+    case .float(let v): return _StoredValue(.float(v))
+    case .double(let v): return _StoredValue(.double(v))
+    case .string(let v): return _StoredValue(.string(v))
+    case .data(let v): return _StoredValue(.data(v))
+    case .date(let v): return _StoredValue(.date(v))
+    case .objectId(let v): return _StoredValue(.objectId(v))
+    case .decimal128(let v): return _StoredValue(.decimal(v))
+    case .uuid(let v): return _StoredValue(.uuid(v))
+    case .object(let object):
+      guard let core = context.core, case .link(let key) = core.linkValue(to: object), let table = object._table else {
+        return _StoredValue(.null)
+      }
+      return _StoredValue(.typedLink(className: table.name, key: key))
+    }
+  }
+
+  public static func _rlmFromAny(_ value: Any?) -> AnyRealmValue? {
+    guard let value, !(value is NSNull) else { return AnyRealmValue.none }
+    if let same = value as? AnyRealmValue { return same }
+    if let object = value as? Object { return .object(object) }
+    switch value {
+    case let v as Int: return .int(v)
+    case let v as Bool: return .bool(v)
+    case let v as Float: return .float(v)
+    case let v as Double: return .double(v)
+    case let v as String: return .string(v)
+    case let v as Data: return .data(v)
+    case let v as Date: return .date(v)
+    case let v as ObjectId: return .objectId(v)
+    case let v as Decimal128: return .decimal128(v)
+    case let v as UUID: return .uuid(v)
+    default:
+      if let stored = RowValue(scalar: value), case .int(let i) = stored { return .int(Int(i)) }
+      return nil
+    }
+  }
+
+  public static func == (lhs: AnyRealmValue, rhs: AnyRealmValue) -> Bool {
+    switch (lhs, rhs) {
+    case (.none, .none): return true
+    case (.int(let a), .int(let b)): return a == b
+    case (.bool(let a), .bool(let b)): return a == b
+    case (.float(let a), .float(let b)): return a == b
+    case (.double(let a), .double(let b)): return a == b
+    case (.string(let a), .string(let b)): return a == b
+    case (.data(let a), .data(let b)): return a == b
+    case (.date(let a), .date(let b)): return a == b
+    case (.object(let a), .object(let b)): return a == b || a.isSameObject(as: b)
+    case (.objectId(let a), .objectId(let b)): return a == b
+    case (.decimal128(let a), .decimal128(let b)): return a == b
+    case (.uuid(let a), .uuid(let b)): return a == b
+    default: return false
+    }
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    switch self {
+    case .none: hasher.combine(0)
+    case .int(let v): hasher.combine(v)
+    case .bool(let v): hasher.combine(v)
+    case .float(let v): hasher.combine(v)
+    case .double(let v): hasher.combine(v)
+    case .string(let v): hasher.combine(v)
+    case .data(let v): hasher.combine(v)
+    case .date(let v): hasher.combine(v)
+    case .object(let v): hasher.combine(v)
+    case .objectId(let v): hasher.combine(v)
+    case .decimal128(let v): hasher.combine(v)
+    case .uuid(let v): hasher.combine(v)
+    }
+  }
+}

@@ -1,0 +1,300 @@
+import Foundation
+
+/// A stored value handed between `@Persisted` and the object layer. Not for direct use.
+public struct _StoredValue {
+  let value: RowValue
+  init(_ value: RowValue) { self.value = value }
+}
+
+/// The Realm an object or collection belongs to, as seen by value conversions. Not for direct use.
+public struct _AccessContext {
+  let core: RealmCore?
+  init(_ core: RealmCore?) { self.core = core }
+}
+
+/// A type that can be stored in a `@Persisted` property: RealmSwift's `_Persistable`.
+///
+/// Conforming types are the ones RealmSwift supports: `Bool`, the integer types, `Float`,
+/// `Double`, `String`, `Data`, `Date`, `UUID`, `ObjectId`, `Decimal128`, `AnyRealmValue`,
+/// `PersistableEnum` enums, optionals of these, `Object` subclasses (as optionals), `List`,
+/// `MutableSet`, `Map` and `LinkingObjects`. Do not conform your own types; use
+/// `PersistableEnum` for enums.
+public protocol _Persistable {
+  /// How the type is stored.
+  static var _rlmTypeInfo: _PersistedTypeInfo { get }
+  /// The value of a property declared without a default.
+  static func _rlmDefaultValue() -> Self
+  /// Converts a stored value.
+  static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self
+  /// Converts to a stored value; links add unmanaged objects to the context's Realm.
+  func _rlmToStored(_ context: _AccessContext) -> _StoredValue
+  /// Reads the property `index` of a managed object.
+  static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self
+  /// Writes the property `index` of a managed object.
+  static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self)
+  /// The value a key-path probe returns (a probe object for links).
+  static func _rlmProbe(_ probe: _KeyPathProbe) -> Self
+  /// Converts a value given to `init(value:)`, `create(_:value:update:)` or a subscript setter.
+  static func _rlmFromAny(_ value: Any?) -> Self?
+}
+
+extension _Persistable {
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
+    _rlmFromStored(_StoredValue(object._storedValue(at: index)), _AccessContext(object._core))
+  }
+  public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self) {
+    object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
+  }
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { _rlmDefaultValue() }
+  public static func _rlmFromAny(_ value: Any?) -> Self? { value as? Self }
+}
+
+/// A type that can be an element of `List`, `MutableSet`, `Results` or a value of `Map`.
+public protocol RealmCollectionValue: _Persistable, Hashable {}
+
+/// A type that can be a `Map` key. Only `String`, as in RealmSwift.
+public protocol _MapKey: Hashable, Sendable {
+  /// The key as a string.
+  var _rlmKey: String { get }
+  /// Converts from a stored key.
+  static func _rlmFromKey(_ key: String) -> Self
+}
+
+extension String: _MapKey {
+  public var _rlmKey: String { self }
+  public static func _rlmFromKey(_ key: String) -> String { key }
+}
+
+/// Types that can be indexed with `@Persisted(indexed: true)`.
+public protocol _Indexable {}
+/// Types that can be a primary key with `@Persisted(primaryKey: true)`.
+public protocol _PrimaryKey {}
+/// Types usable with `min(ofProperty:)` and `max(ofProperty:)`.
+public protocol MinMaxType {}
+/// Types usable with `sum(ofProperty:)` and `average(ofProperty:)`.
+public protocol AddableType {}
+
+// MARK: - Scalars
+
+/// A scalar conversion shared by the simple types.
+protocol _ScalarPersistable: RealmCollectionValue {
+  static var _rlmScalarType: PropertyType { get }
+  static func _rlmScalar(_ value: RowValue) -> Self?
+  var _rlmScalarValue: RowValue { get }
+  static var _rlmZero: Self { get }
+}
+
+extension _ScalarPersistable {
+  public static var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(_rlmScalarType) }
+  public static func _rlmDefaultValue() -> Self { _rlmZero }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
+    _rlmScalar(value.value) ?? _rlmZero
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { _StoredValue(_rlmScalarValue) }
+  public static func _rlmFromAny(_ value: Any?) -> Self? {
+    if let same = value as? Self { return same }
+    guard let value, let stored = RowValue(scalar: value) else { return nil }
+    return _rlmScalar(stored)
+  }
+}
+
+extension Bool: _ScalarPersistable, _Indexable {
+  static var _rlmScalarType: PropertyType { .bool }
+  static func _rlmScalar(_ value: RowValue) -> Bool? { if case .bool(let b) = value { return b } else { return nil } }
+  var _rlmScalarValue: RowValue { .bool(self) }
+  static var _rlmZero: Bool { false }
+}
+
+/// Integers of every width store as `Int64`.
+protocol _IntPersistable: _ScalarPersistable, FixedWidthInteger {}
+extension _IntPersistable {
+  static var _rlmScalarType: PropertyType { .int }
+  static func _rlmScalar(_ value: RowValue) -> Self? {
+    switch value {
+    case .int(let i): return Self(truncatingIfNeeded: i)
+    case .double(let d): return Self(exactly: d.rounded(.towardZero))
+    case .float(let f): return Self(exactly: f.rounded(.towardZero))
+    default: return nil
+    }
+  }
+  var _rlmScalarValue: RowValue { .int(Int64(truncatingIfNeeded: self)) }
+  static var _rlmZero: Self { 0 }
+}
+extension Int: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
+extension Int8: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
+extension Int16: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
+extension Int32: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
+extension Int64: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
+
+extension Float: _ScalarPersistable, MinMaxType, AddableType {
+  static var _rlmScalarType: PropertyType { .float }
+  static func _rlmScalar(_ value: RowValue) -> Float? {
+    switch value {
+    case .float(let f): return f
+    case .double(let d): return Float(d)
+    case .int(let i): return Float(i)
+    default: return nil
+    }
+  }
+  var _rlmScalarValue: RowValue { .float(self) }
+  static var _rlmZero: Float { 0 }
+}
+
+extension Double: _ScalarPersistable, MinMaxType, AddableType {
+  static var _rlmScalarType: PropertyType { .double }
+  static func _rlmScalar(_ value: RowValue) -> Double? {
+    switch value {
+    case .double(let d): return d
+    case .float(let f): return Double(f)
+    case .int(let i): return Double(i)
+    default: return nil
+    }
+  }
+  var _rlmScalarValue: RowValue { .double(self) }
+  static var _rlmZero: Double { 0 }
+}
+
+extension String: _ScalarPersistable, _Indexable, _PrimaryKey {
+  static var _rlmScalarType: PropertyType { .string }
+  static func _rlmScalar(_ value: RowValue) -> String? {
+    if case .string(let s) = value { return s } else { return nil }
+  }
+  var _rlmScalarValue: RowValue { .string(self) }
+  static var _rlmZero: String { "" }
+}
+
+extension Data: _ScalarPersistable {
+  static var _rlmScalarType: PropertyType { .data }
+  static func _rlmScalar(_ value: RowValue) -> Data? { if case .data(let d) = value { return d } else { return nil } }
+  var _rlmScalarValue: RowValue { .data(self) }
+  static var _rlmZero: Data { Data() }
+}
+
+extension Date: _ScalarPersistable, _Indexable, MinMaxType {
+  static var _rlmScalarType: PropertyType { .date }
+  static func _rlmScalar(_ value: RowValue) -> Date? { if case .date(let d) = value { return d } else { return nil } }
+  var _rlmScalarValue: RowValue { .date(self) }
+  static var _rlmZero: Date { Date(timeIntervalSince1970: 0) }
+}
+
+extension UUID: _ScalarPersistable, _Indexable, _PrimaryKey {
+  static var _rlmScalarType: PropertyType { .UUID }
+  static func _rlmScalar(_ value: RowValue) -> UUID? { if case .uuid(let u) = value { return u } else { return nil } }
+  var _rlmScalarValue: RowValue { .uuid(self) }
+  /// RealmSwift gives a non-optional UUID property without a default a new random value.
+  static var _rlmZero: UUID { UUID() }
+}
+
+extension ObjectId: _ScalarPersistable, _Indexable, _PrimaryKey, MinMaxType {
+  static var _rlmScalarType: PropertyType { .objectId }
+  static func _rlmScalar(_ value: RowValue) -> ObjectId? {
+    if case .objectId(let o) = value { return o } else { return nil }
+  }
+  var _rlmScalarValue: RowValue { .objectId(self) }
+  /// RealmSwift gives a non-optional ObjectId property without a default a newly generated value.
+  static var _rlmZero: ObjectId { ObjectId.generate() }
+}
+
+extension Decimal128: _ScalarPersistable, MinMaxType, AddableType {
+  static var _rlmScalarType: PropertyType { .decimal128 }
+  static func _rlmScalar(_ value: RowValue) -> Decimal128? {
+    switch value {
+    case .decimal(let d): return d
+    case .int(let i): return Decimal128(Int(i))
+    case .double(let d): return Decimal128(d)
+    default: return nil
+    }
+  }
+  var _rlmScalarValue: RowValue { .decimal(self) }
+  static var _rlmZero: Decimal128 { Decimal128() }
+}
+
+// MARK: - Optionals
+
+extension Optional: _Persistable where Wrapped: _Persistable {
+  public static var _rlmTypeInfo: _PersistedTypeInfo { Wrapped._rlmTypeInfo.optional() }
+  public static func _rlmDefaultValue() -> Wrapped? { nil }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Wrapped? {
+    if value.value.isNull { return nil }
+    return Wrapped._rlmFromStored(value, context)
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
+    switch self {
+    case .none: return _StoredValue(.null)
+    case .some(let wrapped): return wrapped._rlmToStored(context)
+    }
+  }
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Wrapped? { Wrapped._rlmProbe(probe) }
+  public static func _rlmFromAny(_ value: Any?) -> Wrapped?? {
+    guard let value, !(value is NSNull) else { return .some(nil) }
+    if let optional = value as? Wrapped? { return .some(optional) }
+    return Wrapped._rlmFromAny(value).map { .some($0) }
+  }
+}
+extension Optional: RealmCollectionValue where Wrapped: RealmCollectionValue {}
+extension Optional: _Indexable where Wrapped: _Indexable {}
+extension Optional: _PrimaryKey where Wrapped: _PrimaryKey {}
+extension Optional: MinMaxType where Wrapped: MinMaxType {}
+extension Optional: AddableType where Wrapped: AddableType {}
+
+// MARK: - Enums
+
+/// An enum that can be stored in a `@Persisted` property or a collection, by its raw value.
+///
+/// ```swift
+/// enum TaskStatus: String, PersistableEnum { case open, done }
+/// class Task: Object { @Persisted var status = TaskStatus.open }
+/// ```
+public protocol PersistableEnum: RealmCollectionValue, CaseIterable, RawRepresentable
+where RawValue: _Persistable {}
+
+extension PersistableEnum {
+  public static var _rlmTypeInfo: _PersistedTypeInfo { RawValue._rlmTypeInfo }
+  public static func _rlmDefaultValue() -> Self {
+    // A CaseIterable enum conforming to PersistableEnum has at least one case to be useful;
+    // RealmSwift likewise uses the first case as the default.
+    guard let first = allCases.first else { fatalError("PersistableEnum \(Self.self) has no cases") }
+    return first
+  }
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
+    let raw = RawValue._rlmFromStored(value, context)
+    guard let result = Self(rawValue: raw) else {
+      fatalError("Invalid value '\(raw)' stored for enum \(Self.self)")
+    }
+    return result
+  }
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { rawValue._rlmToStored(context) }
+  public static func _rlmFromAny(_ value: Any?) -> Self? {
+    if let same = value as? Self { return same }
+    return RawValue._rlmFromAny(value).flatMap { Self(rawValue: $0) }
+  }
+}
+
+extension RowValue {
+  /// The stored form of a plain Swift value (numbers of any width, strings, dates, …), or nil.
+  init?(scalar value: Any) {
+    switch value {
+    case let v as Bool: self = .bool(v)
+    case let v as Int: self = .int(Int64(v))
+    case let v as Int8: self = .int(Int64(v))
+    case let v as Int16: self = .int(Int64(v))
+    case let v as Int32: self = .int(Int64(v))
+    case let v as Int64: self = .int(v)
+    case let v as UInt8: self = .int(Int64(v))
+    case let v as UInt16: self = .int(Int64(v))
+    case let v as UInt32: self = .int(Int64(v))
+    case let v as Float: self = .float(v)
+    case let v as Double: self = .double(v)
+    case let v as String: self = .string(v)
+    case let v as Substring: self = .string(String(v))
+    case let v as Data: self = .data(v)
+    case let v as [UInt8]: self = .data(Data(v))
+    case let v as Date: self = .date(v)
+    case let v as UUID: self = .uuid(v)
+    case let v as ObjectId: self = .objectId(v)
+    case let v as Decimal128: self = .decimal(v)
+    case let v as Decimal: self = .decimal(Decimal128(value: v))
+    default: return nil
+    }
+  }
+}

@@ -1,0 +1,209 @@
+import Foundation
+
+/// The compact binary form of rows and values: a tag byte per value, integers as zigzag
+/// varints, strings and data length-prefixed. The engine compresses the nodes holding them.
+enum RowCodec {
+  private enum Tag: UInt8 {
+    case null = 0, isFalse, isTrue, int, float, double, string, data, date, uuid, objectId, decimal, link,
+      typedLink, list, map
+  }
+
+  static func encode(_ row: [RowValue]) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(16 + row.count * 8)
+    writeVarint(UInt64(row.count), into: &out)
+    for value in row { encode(value, into: &out) }
+    return out
+  }
+
+  static func encode(_ value: RowValue, into out: inout [UInt8]) {
+    switch value {
+    case .null: out.append(Tag.null.rawValue)
+    case .bool(let b): out.append(b ? Tag.isTrue.rawValue : Tag.isFalse.rawValue)
+    case .int(let i):
+      out.append(Tag.int.rawValue)
+      writeVarint(UInt64(bitPattern: (i << 1) ^ (i >> 63)), into: &out)
+    case .float(let f):
+      out.append(Tag.float.rawValue)
+      withUnsafeBytes(of: f.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+    case .double(let d):
+      out.append(Tag.double.rawValue)
+      withUnsafeBytes(of: d.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+    case .string(let s):
+      out.append(Tag.string.rawValue)
+      writeBytes(Array(s.utf8), into: &out)
+    case .data(let d):
+      out.append(Tag.data.rawValue)
+      writeBytes(Array(d), into: &out)
+    case .date(let d):
+      out.append(Tag.date.rawValue)
+      withUnsafeBytes(of: d.timeIntervalSince1970.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+    case .uuid(let u):
+      out.append(Tag.uuid.rawValue)
+      withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+    case .objectId(let o):
+      out.append(Tag.objectId.rawValue)
+      out.append(contentsOf: o.bytes)
+    case .decimal(let d):
+      out.append(Tag.decimal.rawValue)
+      writeBytes(d.storageBytes, into: &out)
+    case .link(let key):
+      out.append(Tag.link.rawValue)
+      writeVarint(key, into: &out)
+    case .typedLink(let className, let key):
+      out.append(Tag.typedLink.rawValue)
+      writeBytes(Array(className.utf8), into: &out)
+      writeVarint(key, into: &out)
+    case .list(let items):
+      out.append(Tag.list.rawValue)
+      writeVarint(UInt64(items.count), into: &out)
+      for item in items { encode(item, into: &out) }
+    case .map(let entries):
+      out.append(Tag.map.rawValue)
+      writeVarint(UInt64(entries.count), into: &out)
+      for entry in entries {
+        writeBytes(Array(entry.key.utf8), into: &out)
+        encode(entry.value, into: &out)
+      }
+    }
+  }
+
+  static func decode(_ bytes: [UInt8]) throws -> [RowValue] {
+    try bytes.withUnsafeBytes { buffer in
+      var reader = Reader(buffer: buffer)
+      let count = try reader.varint()
+      guard count <= UInt64(buffer.count) else { throw reader.corrupt() }
+      var row: [RowValue] = []
+      row.reserveCapacity(Int(count))
+      for _ in 0..<count { row.append(try reader.value()) }
+      return row
+    }
+  }
+
+  static func decodeValue(_ bytes: [UInt8]) throws -> RowValue {
+    try bytes.withUnsafeBytes { buffer in
+      var reader = Reader(buffer: buffer)
+      return try reader.value()
+    }
+  }
+
+  static func encodeValue(_ value: RowValue) -> [UInt8] {
+    var out: [UInt8] = []
+    encode(value, into: &out)
+    return out
+  }
+
+  static func writeVarint(_ value: UInt64, into out: inout [UInt8]) {
+    var v = value
+    while v >= 0x80 {
+      out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+      v >>= 7
+    }
+    out.append(UInt8(v))
+  }
+
+  private static func writeBytes(_ bytes: [UInt8], into out: inout [UInt8]) {
+    writeVarint(UInt64(bytes.count), into: &out)
+    out.append(contentsOf: bytes)
+  }
+
+  private struct Reader {
+    let buffer: UnsafeRawBufferPointer
+    var position = 0
+
+    func corrupt() -> Realm.Error {
+      Realm.Error(.fail, "Stored object data is corrupt (byte \(position) of a \(buffer.count)-byte row)")
+    }
+
+    mutating func byte() throws(Realm.Error) -> UInt8 {
+      guard position < buffer.count else { throw corrupt() }
+      defer { position += 1 }
+      return buffer[position]
+    }
+
+    mutating func varint() throws(Realm.Error) -> UInt64 {
+      var result: UInt64 = 0
+      var shift: UInt64 = 0
+      while true {
+        let b = try byte()
+        guard shift < 64 else { throw corrupt() }
+        result |= UInt64(b & 0x7f) << shift
+        if b < 0x80 { return result }
+        shift += 7
+      }
+    }
+
+    mutating func bytes(_ count: Int) throws(Realm.Error) -> UnsafeRawBufferPointer {
+      guard count >= 0, count <= buffer.count - position else { throw corrupt() }
+      defer { position += count }
+      return UnsafeRawBufferPointer(rebasing: buffer[position..<position + count])
+    }
+
+    mutating func lengthPrefixed() throws(Realm.Error) -> UnsafeRawBufferPointer {
+      let length = try varint()
+      guard length <= UInt64(buffer.count) else { throw corrupt() }
+      return try bytes(Int(length))
+    }
+
+    mutating func fixed64() throws(Realm.Error) -> UInt64 {
+      let raw = try bytes(8)
+      var v: UInt64 = 0
+      for i in 0..<8 { v |= UInt64(raw[i]) << (8 * UInt64(i)) }
+      return v
+    }
+
+    mutating func string() throws(Realm.Error) -> String {
+      let raw = try lengthPrefixed()
+      return String(decoding: raw, as: UTF8.self)
+    }
+
+    mutating func value() throws(Realm.Error) -> RowValue {
+      guard let tag = Tag(rawValue: try byte()) else { throw corrupt() }
+      switch tag {
+      case .null: return .null
+      case .isFalse: return .bool(false)
+      case .isTrue: return .bool(true)
+      case .int:
+        let z = try varint()
+        return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+      case .float:
+        let raw = try bytes(4)
+        var v: UInt32 = 0
+        for i in 0..<4 { v |= UInt32(raw[i]) << (8 * UInt32(i)) }
+        return .float(Float(bitPattern: v))
+      case .double: return .double(Double(bitPattern: try fixed64()))
+      case .string: return .string(try string())
+      case .data: return .data(Data(try lengthPrefixed()))
+      case .date: return .date(Date(timeIntervalSince1970: Double(bitPattern: try fixed64())))
+      case .uuid:
+        let raw = try bytes(16)
+        var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: raw) }
+        return .uuid(UUID(uuid: u))
+      case .objectId: return .objectId(ObjectId(bytes: Array(try bytes(12))))
+      case .decimal: return .decimal(Decimal128(storage: Array(try lengthPrefixed())))
+      case .link: return .link(try varint())
+      case .typedLink:
+        let name = try string()
+        return .typedLink(className: name, key: try varint())
+      case .list:
+        let count = try varint()
+        guard count <= UInt64(buffer.count - position) else { throw corrupt() }
+        var items: [RowValue] = []
+        items.reserveCapacity(Int(count))
+        for _ in 0..<count { items.append(try value()) }
+        return .list(items)
+      case .map:
+        let count = try varint()
+        guard count <= UInt64(buffer.count - position) else { throw corrupt() }
+        var entries: [RowValue.MapEntry] = []
+        entries.reserveCapacity(Int(count))
+        for _ in 0..<count {
+          let key = try string()
+          entries.append(RowValue.MapEntry(key: key, value: try value()))
+        }
+        return .map(entries)
+      }
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Shoal
+import ShoalSharedModels
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A `shoal-realm-worker` process driven over its stdin, answering on its stdout.
+final class RealmWorker {
+  let process = Process()
+  private let output = Pipe()
+  private let input = Pipe()
+  private var buffer: [UInt8] = []
+
+  init(file: String) throws {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+      .deletingLastPathComponent().appendingPathComponent("shoal-realm-worker")
+    process.executableURL = executable
+    process.arguments = ["--file", file]
+    process.standardOutput = output
+    process.standardInput = input
+    try process.run()
+    #expect(try line() == "ready")
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+  }
+
+  /// Sends a command and returns the answer line.
+  func send(_ command: String) throws -> String {
+    input.fileHandleForWriting.write(Data((command + "\n").utf8))
+    return try line()
+  }
+
+  /// The next line of output, polling the pipe for at most `timeout` seconds.
+  func line(timeout: Double = 60) throws -> String {
+    let deadline = Date().addingTimeInterval(timeout)
+    let fd = output.fileHandleForReading.fileDescriptor
+    while true {
+      if let newline = buffer.firstIndex(of: 10) {
+        let line = String(decoding: buffer[..<newline], as: UTF8.self)
+        buffer.removeSubrange(...newline)
+        return line
+      }
+      let left = deadline.timeIntervalSinceNow
+      guard left > 0 else { throw WorkerError.timeout }
+      var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      if poll(&pfd, 1, Int32(min(left, 1) * 1000)) > 0 {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = read(fd, &chunk, chunk.count)
+        guard n > 0 else { throw WorkerError.ended }
+        buffer += chunk[0..<n]
+      }
+    }
+  }
+
+  enum WorkerError: Error { case timeout, ended }
+}
+
+@Suite("Objects shared by several processes", .serialized)
+struct MultiProcessObjectTests {
+  @Test func twoProcessesAddAndQueryOneFile() throws {
+    var config = fileConfiguration("shared")
+    config.objectTypes = [Note.self]
+    let realm = try Realm(configuration: config)
+    let worker = try RealmWorker(file: config.fileURL!.path)
+
+    // The other process writes; this one sees it after refresh().
+    #expect(try worker.send("add 50 w") == "added 50")
+    #expect(realm.objects(Note.self).count == 0)
+    realm.refresh()
+    #expect(realm.objects(Note.self).count == 50)
+    #expect(realm.object(ofType: Note.self, forPrimaryKey: "w-7")?.text == "note 7")
+
+    // This process writes; the other sees it and queries it through the index.
+    try realm.write {
+      for i in 0..<20 { realm.add(Note(value: ["id": "t-\(i)", "author": "t", "text": "mine", "priority": 9])) }
+    }
+    #expect(try worker.send("count") == "count 70")
+    #expect(try worker.send("query author == 't'") == "match 20")
+    #expect(try worker.send("query priority >= 4") == "match 30")
+
+    // Interleaved writers keep every object.
+    #expect(try worker.send("add 10 x") == "added 80")
+    try realm.write { realm.add(Note(value: ["id": "last", "author": "t"])) }
+    realm.refresh()
+    #expect(realm.objects(Note.self).count == 81)
+    #expect(try worker.send("count") == "count 81")
+    _ = try? worker.send("quit")
+  }
+}

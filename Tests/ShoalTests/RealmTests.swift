@@ -1,0 +1,131 @@
+import Foundation
+import Shoal
+import Synchronization
+import Testing
+
+@Suite("Realm: configuration, instances, errors")
+struct RealmTests {
+  @Test func defaultSchemaHoldsEveryObjectSubclass() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let names = Set(realm.schema.objectSchema.map(\.className))
+    #expect(names.isSuperset(of: ["Person", "Dog", "Address", "AllTypes", "Counter", "Note"]))
+    // Classes that opt out of the default schema (the migration tests' versions) are left out.
+    #expect(!names.contains("Migrating"))
+    #expect(!names.contains("Extra"))
+  }
+
+  @Test func explicitObjectTypesMustIncludeLinkedClasses() {
+    var config = memoryConfiguration()
+    config.objectTypes = [Person.self]
+    let error = #expect(throws: Realm.Error.self) { _ = try Realm(configuration: config) }
+    #expect(error?.code == .schemaMismatch)
+    #expect(error?.localizedDescription.contains("has unknown object type 'Dog'") == true)
+  }
+
+  @Test func oneInstancePerThreadAndFile() throws {
+    let config = memoryConfiguration()
+    let a = try Realm(configuration: config)
+    let b = try Realm(configuration: config)
+    #expect(a == b)
+    #expect(a.configuration.inMemoryIdentifier == config.inMemoryIdentifier)
+    #expect(a.configuration.fileURL == nil)
+  }
+
+  @Test func inMemoryRealmsShareDataWhileOpen() throws {
+    let config = memoryConfiguration()
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.add(Counter(value: ["a", 1])) }
+    let other = try Realm(configuration: memoryConfiguration())
+    #expect(other.objects(Counter.self).isEmpty)
+    #expect(try Realm(configuration: config).objects(Counter.self).count == 1)
+  }
+
+  @Test func otherThreadsSeeCommitsAfterRefresh() async throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    #expect(realm.isEmpty)
+    let done = Thread.detachAndWait {
+      let other = try Realm(configuration: config)
+      try other.write { other.add(Counter(value: ["t", 7])) }
+    }
+    #expect(done)
+    #expect(realm.objects(Counter.self).isEmpty)
+    #expect(realm.refresh())
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: "t")?.value == 7)
+    #expect(!realm.isEmpty)
+  }
+
+  @Test func fileErrors() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-errors-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    var config = Realm.Configuration(fileURL: dir.appendingPathComponent("missing.realm"), readOnly: true)
+    expectRealmError(.fileNotFound) { _ = try Realm(configuration: config) }
+
+    let garbage = dir.appendingPathComponent("garbage.realm")
+    try Data(repeating: 0x42, count: 20_000).write(to: garbage)
+    config = Realm.Configuration(fileURL: garbage)
+    let error = #expect(throws: Realm.Error.self) { _ = try Realm(configuration: config) }
+    #expect(error?.code == .invalidDatabase)
+
+    config = Realm.Configuration(fileURL: dir)
+    expectRealmError(.fileAccess) { _ = try Realm(configuration: config) }
+
+    config = Realm.Configuration(fileURL: dir.appendingPathComponent("x.realm"), encryptionKey: Data(count: 64))
+    expectRealmError(.invalidInput) { _ = try Realm(configuration: config) }
+  }
+
+  @Test func writeCopyAndDeleteFiles() throws {
+    let config = fileConfiguration()
+    let copyURL = config.fileURL!.deletingLastPathComponent().appendingPathComponent("copy.realm")
+    do {
+      let realm = try Realm(configuration: config)
+      try realm.write { realm.add((0..<10).map { Counter(value: ["c\($0)", $0]) }) }
+      try realm.writeCopy(toFile: copyURL)
+      expectRealmError(.fileExists) { try realm.writeCopy(toFile: copyURL) }
+      expectRealmError(.alreadyOpen) { try Realm.deleteFiles(for: config) }
+    }
+    let copy = try Realm(configuration: Realm.Configuration(fileURL: copyURL))
+    #expect(copy.objects(Counter.self).count == 10)
+    #expect(try Realm.deleteFiles(for: config))
+    #expect(!FileManager.default.fileExists(atPath: config.fileURL!.path))
+  }
+
+  @Test func readOnlyRealmsRead() throws {
+    var config = fileConfiguration()
+    do {
+      let realm = try Realm(configuration: config)
+      try realm.write { realm.add(Counter(value: ["r", 3])) }
+    }
+    config.readOnly = true
+    let realm = try Realm(configuration: config)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: "r")?.value == 3)
+  }
+}
+
+extension Thread {
+  /// Runs `body` on a new thread and waits for it; false if it threw.
+  static func detachAndWait(_ body: @escaping @Sendable () throws -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex(false)
+    Thread.detachNewThread {
+      result.withLock { $0 = (try? body()) != nil }
+      done.signal()
+    }
+    done.wait()
+    return result.withLock { $0 }
+  }
+}
+
+/// Expects `body` to throw a `Realm.Error` with `code`.
+func expectRealmError(
+  _ code: Realm.Error.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void
+) {
+  do {
+    try body()
+    Issue.record("expected Realm.Error \(code), nothing was thrown", sourceLocation: sourceLocation)
+  } catch let error as Realm.Error {
+    #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+  } catch {
+    Issue.record("expected Realm.Error \(code), got \(error)", sourceLocation: sourceLocation)
+  }
+}

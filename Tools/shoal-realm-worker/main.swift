@@ -1,0 +1,54 @@
+import Foundation
+import Shoal
+import ShoalSharedModels
+
+// A process that opens a Realm and obeys commands read line by line from stdin, answering on
+// stdout: the other side of the object layer's multi-process tests.
+//
+//   add N PREFIX     adds N notes with ids PREFIX-0 … PREFIX-(N-1), by author PREFIX
+//   count            refreshes, prints "count N" (all notes)
+//   query PREDICATE  refreshes, prints "match N" for notes matching the predicate
+//   quit             exits
+
+/// Writes one answer line, unbuffered (the test waits on it).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, arguments[1] == "--file" else {
+  FileHandle.standardError.write(Data("usage: shoal-realm-worker --file PATH\n".utf8))
+  exit(2)
+}
+var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]))
+configuration.objectTypes = [Note.self]
+do {
+  let realm = try Realm(configuration: configuration)
+  say("ready")
+  while let line = readLine() {
+    let words = line.split(separator: " ", maxSplits: 2).map(String.init)
+    switch words.first {
+    case "add" where words.count == 3:
+      let count = Int(words[1]) ?? 0
+      try realm.write {
+        for i in 0..<count {
+          realm.add(
+            Note(value: ["id": "\(words[2])-\(i)", "author": words[2], "text": "note \(i)", "priority": i % 5]))
+        }
+      }
+      say("added \(realm.objects(Note.self).count)")
+    case "count":
+      realm.refresh()
+      say("count \(realm.objects(Note.self).count)")
+    case "query" where words.count >= 2:
+      realm.refresh()
+      let predicate = words.dropFirst().joined(separator: " ")
+      say("match \(realm.objects(Note.self).filter(predicate).count)")
+    case "quit":
+      exit(0)
+    default:
+      say("error unknown command: \(line)")
+    }
+  }
+} catch {
+  say("error \(error)")
+  exit(1)
+}
