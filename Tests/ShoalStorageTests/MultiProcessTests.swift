@@ -109,6 +109,51 @@ import Testing
     #expect(store.verify().isOK)
   }
 
+  @Test func compactionInPlaceOnlyWhenAloneAndLaterOpenersSeeTheNewFile() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    do {
+      let store = try Store.open(path: path)
+      try store.write { try $0.createKeyspace("kv") }
+      for round in 0..<30 {
+        try store.write { txn in
+          for i in 0..<200 { try txn.put(Array(repeating: UInt8(round), count: 200), forKey: [UInt8(i)], in: "kv") }
+        }
+      }
+    }
+    let before = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+    // Another process has the file open: no compaction, and `shouldCompact` is not even asked.
+    let holder = try Child.worker("hold", file: path)
+    _ = try holder.line(startingWith: "pinned")
+    var asked = false
+    let shared = try Store.open(path: path)
+    #expect(
+      try shared.compactIfAlone { _, _ in
+        asked = true; return true
+      } == false)
+    #expect(!asked)
+    holder.kill()
+    // Alone (the dead holder's session byte is released by the kernel): compacted in place.
+    var sizes: (UInt64, UInt64) = (0, 0)
+    #expect(
+      try shared.compactIfAlone { size, used in
+        sizes = (size, used); return true
+      })
+    #expect(sizes.0 == UInt64(before) && sizes.1 < sizes.0)
+    let after = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+    #expect(after < before)
+    // Later openers, in this process and in another, read the compacted file.
+    let reopened = try Store.open(path: path)
+    #expect(try reopened.read { try $0.count(in: "kv") } == 200)
+    #expect(try reopened.read { try $0.get([7], in: "kv") } == Array(repeating: 29, count: 200))
+    let writer = try Child.worker("put", file: path, ["--key", "zz", "--value", "after"])
+    _ = try writer.line(startingWith: "committed")
+    #expect(writer.wait() == 0)
+    #expect(try reopened.read { try $0.get(Array("zz".utf8), in: "kv") } == Array("after".utf8))
+    #expect(try reopened.read { try $0.count(in: "kv") } == 201)
+    #expect(reopened.verify().isOK)
+  }
+
   @Test func aDeadReadersPinIsReclaimedWhenAnotherStoreOpens() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file())

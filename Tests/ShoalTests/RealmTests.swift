@@ -129,3 +129,80 @@ func expectRealmError(
     Issue.record("expected Realm.Error \(code), got \(error)", sourceLocation: sourceLocation)
   }
 }
+
+@Suite("Realm: compaction on launch and the version limit")
+struct RealmLimitsTests {
+  @Test func shouldCompactOnLaunchCompactsWhenAsked() throws {
+    var config = fileConfiguration()
+    do {
+      let realm = try Realm(configuration: config)
+      for round in 0..<20 {
+        try realm.write {
+          realm.delete(realm.objects(Counter.self))
+          realm.add((0..<100).map { Counter(value: ["c\($0)", round]) })
+        }
+      }
+    }
+    let path = config.fileURL!.path
+    let before = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+    let seen = Mutex<(Int, Int)>((0, 0))
+    config.shouldCompactOnLaunch = { total, used in
+      seen.withLock { $0 = (total, used) }
+      return used < total
+    }
+    let realm = try Realm(configuration: config)
+    let (total, used) = seen.withLock { $0 }
+    #expect(total == before && used < total)
+    let after = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+    #expect(after < before)
+    #expect(realm.objects(Counter.self).count == 100)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: "c5")?.value == 19)
+  }
+
+  @Test func exceedingMaximumNumberOfActiveVersionsFailsTheWrite() throws {
+    var config = fileConfiguration()
+    config.maximumNumberOfActiveVersions = 2
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.add(Counter(value: ["a", 0])) }
+    // Other threads' Realms pin older versions: one old version fits the limit of 2
+    // besides the newest; once two are pinned, the next write fails.
+    let holders = (0..<2).map { _ in HeldRealm(config) }
+    holders[0].open()
+    try realm.write { realm.objects(Counter.self).first?.value += 1 }
+    holders[1].open()
+    try realm.write { realm.objects(Counter.self).first?.value += 1 }
+    let error = #expect(throws: Realm.Error.self) {
+      try realm.write { realm.objects(Counter.self).first?.value += 1 }
+    }
+    #expect(error?.localizedDescription.contains("Number of active versions") == true)
+    for holder in holders { holder.close() }
+    try realm.write { realm.objects(Counter.self).first?.value += 1 }
+  }
+}
+
+/// A Realm opened and kept on its own thread (pinning its version) until closed.
+final class HeldRealm: Sendable {
+  let configuration: Realm.Configuration
+  private let opened = DispatchSemaphore(value: 0)
+  private let release = DispatchSemaphore(value: 0)
+  private let finished = DispatchSemaphore(value: 0)
+
+  init(_ configuration: Realm.Configuration) { self.configuration = configuration }
+
+  func open() {
+    Thread.detachNewThread { [self] in
+      let realm = try? Realm(configuration: configuration)
+      _ = realm?.objects(Counter.self).count
+      opened.signal()
+      release.wait()
+      withExtendedLifetime(realm) {}
+      finished.signal()
+    }
+    opened.wait()
+  }
+
+  func close() {
+    release.signal()
+    finished.wait()
+  }
+}

@@ -74,6 +74,11 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   /// Values of `key` of every linking object.
   public func value(forKey key: String) -> [Any] { map { $0[key] as Any } }
 
+  /// Sets `key` of every linking object (in a write transaction).
+  public func setValue(_ value: Any?, forKey key: String) {
+    for object in Array(self) { object[key] = value }
+  }
+
   public var description: String {
     "LinkingObjects<\(Element.self)> (\n"
       + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n")

@@ -61,7 +61,7 @@ public struct Realm {
   /// block throws, the transaction is cancelled and the error rethrown.
   @discardableResult
   public func write<Result>(_ block: () throws -> Result) throws -> Result {
-    beginWrite()
+    try core.beginWrite()
     let result: Result
     do {
       result = try block()
@@ -75,7 +75,9 @@ public struct Realm {
 
   /// Begins a write transaction, first moving to the newest version. Only one write
   /// transaction is open at a time across threads and processes; this waits for others.
-  public func beginWrite() { core.beginWrite() }
+  public func beginWrite() {
+    do { try core.beginWrite() } catch { fatalError(error.description) }
+  }
 
   /// Commits the write transaction (durably: it survives power loss once this returns).
   public func commitWrite() throws { try core.commitWrite() }
@@ -247,6 +249,7 @@ extension Realm: Equatable {
 extension ClassInfo.Field {
   /// The stored form of a primary-key or property value given as `Any`.
   func storedKeyValue(_ value: Any) -> RowValue? {
+    guard let value = unwrapOptional(value) else { return typeInfo.isOptional ? .null : nil }
     if let stored = RowValue(scalar: value) {
       switch (typeInfo.type, stored) {
       case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId), (.bool, .bool), (.date, .date),
@@ -258,7 +261,6 @@ extension ClassInfo.Field {
       default: return nil
       }
     }
-    if case Optional<Any>.none = value { return typeInfo.isOptional ? .null : nil }
     if let rawRepresentable = value as? any RawRepresentable { return storedKeyValue(rawRepresentable.rawValue) }
     return nil
   }

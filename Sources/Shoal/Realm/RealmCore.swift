@@ -96,7 +96,7 @@ final class RealmCore {
     }
   }
 
-  func beginWrite() {
+  func beginWrite() throws(Realm.Error) {
     guard write == nil else {
       fatalError("The Realm is already in a write transaction")
     }
@@ -111,7 +111,7 @@ final class RealmCore {
       nextKeys = [:]
       stamp &+= 1
     } catch {
-      fatalError("Could not begin a write transaction: \(error)")
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
     }
   }
 

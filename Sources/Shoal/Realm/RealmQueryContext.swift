@@ -21,8 +21,7 @@ struct RealmQueryContext: QueryContext {
   }
 
   func queryArgument(_ argument: Any?) throws -> RowValue {
-    guard let argument, !(argument is NSNull) else { return .null }
-    if case Optional<Any>.none = argument { return .null }
+    guard let argument = unwrapOptional(argument), !(argument is NSNull) else { return .null }
     if let object = argument as? ObjectBase {
       guard object._core != nil, let table = object._table else {
         throw QueryError(.invalidArgument, "Unmanaged object \(type(of: object)) cannot be used as a query argument.")

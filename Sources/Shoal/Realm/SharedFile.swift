@@ -67,7 +67,14 @@ final class SharedFile: Sendable {
       }
     }
     do {
-      return try Store.open(path: url.path, options: options)
+      let store = try Store.open(path: url.path, options: options)
+      // First open in this process: compact when asked and no other process has the file.
+      if let shouldCompact = configuration.shouldCompactOnLaunch, !configuration.readOnly,
+        try store.compactIfAlone({ shouldCompact(Int($0), Int($1)) })
+      {
+        return try Store.open(path: url.path, options: options)
+      }
+      return store
     } catch {
       throw Realm.Error(storage: error, fileURL: url)
     }

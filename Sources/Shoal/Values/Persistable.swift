@@ -270,6 +270,14 @@ extension PersistableEnum {
   }
 }
 
+/// The value inside any depth of optionals boxed as `Any`, or nil when one of them is nil.
+func unwrapOptional(_ value: Any?) -> Any? {
+  guard let value else { return nil }
+  let mirror = Mirror(reflecting: value)
+  guard mirror.displayStyle == .optional else { return value }
+  return mirror.children.first.flatMap { unwrapOptional($0.value) }
+}
+
 extension RowValue {
   /// The stored form of a plain Swift value (numbers of any width, strings, dates, …), or nil.
   init?(scalar value: Any) {

@@ -38,6 +38,10 @@ protocol Coordinator: AnyObject, Sendable {
   var reclaimedProcesses: Int { get }
   /// When the newest version was published (nanoseconds since 1970).
   var lastPublishTimestamp: UInt64 { get }
+  /// Runs `body` while no other process has the file open, keeping them out meanwhile; nil
+  /// (without running it) when another process has it open. `body` returns true when it
+  /// replaced the data file: the session then ends, and the next opener starts a new one.
+  func withExclusiveSession(_ body: () throws -> Bool) throws -> Bool?
 }
 
 /// The coordinator of a store that only this process can see (`memOnly`, or a store over a
@@ -101,6 +105,8 @@ final class LocalCoordinator: Coordinator {
   func oldestPin(latest: UInt64) -> UInt64 {
     state.withLock { s in min(s.pins.keys.min() ?? latest, latest) }
   }
+
+  func withExclusiveSession(_ body: () throws -> Bool) throws -> Bool? { try body() }
 
   func pins() -> [PinInfo] {
     let now = Store.now()

@@ -180,6 +180,23 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     _ = SharedCoordinator.ofdLock(lockFD, F_RDLCK, SharedCoordinator.sessionByte, wait: false)
   }
 
+  func withExclusiveSession(_ body: () throws -> Bool) throws -> Bool? {
+    // Only possible when no other process holds the session byte (shared while open).
+    guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.sessionByte, wait: false) else { return nil }
+    var replaced = false
+    defer {
+      if replaced {
+        // The published meta describes the old file: the next opener must start a new session.
+        word(SharedCoordinator.offsetInitialized).store(0, ordering: .sequentiallyConsistent)
+        SharedCoordinator.ofdUnlock(lockFD, SharedCoordinator.sessionByte)
+      } else {
+        _ = SharedCoordinator.ofdLock(lockFD, F_RDLCK, SharedCoordinator.sessionByte, wait: false)
+      }
+    }
+    replaced = try body()
+    return replaced
+  }
+
   deinit {
     // Leave no pin behind; give up the process slot and the session.
     clearReaderSlots(owner: processIndex)

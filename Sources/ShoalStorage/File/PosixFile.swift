@@ -39,6 +39,15 @@ public final class PosixFile: StorageFile {
 
   deinit { try? descriptor.close() }
 
+  /// Whether `path` still names the file this descriptor has open (it was not replaced by a
+  /// rename, e.g. a compaction by another process, since it was opened).
+  var isStillAtPath: Bool {
+    var opened = stat()
+    var named = stat()
+    guard fstat(descriptor.rawValue, &opened) == 0, stat(path, &named) == 0 else { return false }
+    return opened.st_dev == named.st_dev && opened.st_ino == named.st_ino
+  }
+
   static func map(_ errno: Errno, path: String, operation: String) -> StorageError {
     switch errno {
     case .noSuchFileOrDirectory: return .fileNotFound(path: path)

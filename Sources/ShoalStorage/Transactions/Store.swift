@@ -3,6 +3,10 @@ import Synchronization
 
 #if canImport(Glibc)
   import Glibc
+#endif
+
+#if canImport(Glibc)
+  import Glibc
 #elseif canImport(Musl)
   import Musl
 #endif
@@ -46,14 +50,51 @@ public final class Store: Sendable {
   /// `StorageError.lockFileUnavailable`.
   public static func open(path: String, options: StoreOptions = StoreOptions()) throws -> Store {
     if options.durability == .memOnly { return try Store(file: MemoryFile(path: path), options: options) }
-    let file = try PosixFile(path: path, create: options.create && !options.readOnly, readOnly: options.readOnly)
-    let shared: SharedCoordinator?
-    do {
-      shared = try SharedCoordinator(dataFile: file)
-    } catch StorageError.lockFileUnavailable(_, _) where options.readOnly {
-      shared = nil
+    var attempts = 0
+    while true {
+      attempts += 1
+      let file = try PosixFile(path: path, create: options.create && !options.readOnly, readOnly: options.readOnly)
+      let shared: SharedCoordinator?
+      do {
+        shared = try SharedCoordinator(dataFile: file)
+      } catch StorageError.lockFileUnavailable(_, _) where options.readOnly {
+        shared = nil
+      }
+      // A compaction may have replaced the file between our open and our joining the session.
+      if shared != nil, !file.isStillAtPath, attempts < 10 { continue }
+      return try Store(file: file, options: options, shared: shared)
     }
-    return try Store(file: file, options: options, shared: shared)
+  }
+
+  /// Compacts the file in place (a `writeCopy` renamed over it) when no other process has it
+  /// open and `shouldCompact(fileSize, bytesInUse)` agrees. Returns true when the file was
+  /// replaced: this store is closed then, and the caller opens the path again.
+  public func compactIfAlone(_ shouldCompact: (_ fileSize: UInt64, _ bytesInUse: UInt64) -> Bool) throws -> Bool {
+    guard file is PosixFile, !options.readOnly else { return false }
+    let replaced = try coordinator.withExclusiveSession { () throws -> Bool in
+      let (meta, _) = coordinator.latest()
+      let free = try loadFreeSpace(meta).totalFreeBytes
+      let size = try file.size()
+      guard shouldCompact(size, size - min(size, free)) else { return false }
+      let temporary = path + ".compacting"
+      _ = unlink(temporary)
+      try writeCopy(toPath: temporary)
+      guard rename(temporary, path) == 0 else {
+        let code = errno
+        _ = unlink(temporary)
+        throw StorageError.io(path: path, operation: "rename", errno: code, message: String(cString: strerror(code)))
+      }
+      // Make the rename durable: sync the directory holding the file.
+      let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+      let fd = Glibc.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      if fd >= 0 {
+        _ = fsync(fd)
+        _ = Glibc.close(fd)
+      }
+      close()
+      return true
+    }
+    return replaced ?? false
   }
 
   /// Opens a store over any `StorageFile` (a `MemoryFile` or a `FaultInjectingFile`), seen

@@ -1,0 +1,91 @@
+/// What every Realm collection offers: `Results`, `List`, `MutableSet`, `LinkingObjects` and
+/// `AnyRealmCollection` (RealmSwift's `RealmCollection`).
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible
+where Index == Int, Element: RealmCollectionValue {
+  /// The Realm of the collection, or nil when unmanaged.
+  var realm: Realm? { get }
+  /// Whether the collection can no longer be accessed.
+  var isInvalidated: Bool { get }
+  /// The position of `object`, or nil.
+  func index(of object: Element) -> Int?
+  /// Values of `key` of every element.
+  func value(forKey key: String) -> [Any]
+  /// Sets `key` of every element.
+  func setValue(_ value: Any?, forKey key: String)
+  /// The elements matching a Realm Query Language predicate.
+  func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element>
+  /// The elements matching a type-safe query.
+  func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element>
+  /// The elements sorted by a key path.
+  func sorted(byKeyPath keyPath: String, ascending: Bool) -> Results<Element>
+  /// The elements sorted by several key paths.
+  func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor
+  /// The elements with distinct values of the key paths.
+  func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String
+  /// The smallest value of a property.
+  func min<T: MinMaxType>(ofProperty property: String) -> T?
+  /// The largest value of a property.
+  func max<T: MinMaxType>(ofProperty property: String) -> T?
+  /// The sum of a property.
+  func sum<T: AddableType>(ofProperty property: String) -> T
+  /// The average of a property.
+  func average<T: AddableType>(ofProperty property: String) -> T?
+}
+
+extension Results: RealmCollection {}
+extension List: RealmCollection {}
+extension MutableSet: RealmCollection {}
+extension LinkingObjects: RealmCollection {}
+
+/// A type-erased Realm collection (RealmSwift's `AnyRealmCollection`): any `Results`, `List`,
+/// `MutableSet`, `LinkingObjects`, behind one type.
+public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection {
+  let base: any RealmCollection<Element>
+
+  /// Wraps `base`.
+  public init<C: RealmCollection>(_ base: C) where C.Element == Element {
+    if let any = base as? AnyRealmCollection<Element> {
+      self.base = any.base
+    } else {
+      self.base = base
+    }
+  }
+
+  public var realm: Realm? { base.realm }
+  public var isInvalidated: Bool { base.isInvalidated }
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { base.count }
+  public var count: Int { base.count }
+  public func index(after i: Int) -> Int { i + 1 }
+  public func index(before i: Int) -> Int { i - 1 }
+  /// The element at `position`.
+  public subscript(position: Int) -> Element { base[base.startIndex + position] }
+  public var description: String { "AnyRealmCollection(\(base.description))" }
+  public func index(of object: Element) -> Int? { base.index(of: object) }
+  public func value(forKey key: String) -> [Any] { base.value(forKey: key) }
+  public func setValue(_ value: Any?, forKey key: String) { base.setValue(value, forKey: key) }
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    results().filter(predicateFormat, argumentList: args)
+  }
+  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+    results().where(isIncluded)
+  }
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    base.sorted(byKeyPath: keyPath, ascending: ascending)
+  }
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    base.sorted(by: Array(sortDescriptors))
+  }
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    base.distinct(by: Array(keyPaths))
+  }
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? { base.min(ofProperty: property) }
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? { base.max(ofProperty: property) }
+  public func sum<T: AddableType>(ofProperty property: String) -> T { base.sum(ofProperty: property) }
+  public func average<T: AddableType>(ofProperty property: String) -> T? { base.average(ofProperty: property) }
+
+  private func results() -> Results<Element> {
+    if let results = base as? Results<Element> { return results }
+    return base.sorted(by: [SortDescriptor]())
+  }
+}
