@@ -1,7 +1,8 @@
 // swift-tools-version: 6.1
-// Benchmarks of Shoal's storage engine against LMDB and SQLite (see bench.sh; `make bench`).
-// A package of its own so the benchmark dependency stays out of the root package: build it
-// here (`swift build -c release` in this folder), never in the root's .build.
+// Benchmarks of Shoal's storage engine against LMDB and SQLite, and of its object layer against
+// GRDB (see bench.sh; `make bench`). A package of its own so the benchmark dependencies stay out
+// of the root package: build it here (`swift build -c release` in this folder), never in the
+// root's .build.
 import PackageDescription
 
 // A path dependency's identity is its folder's name (lower-cased), whatever the clone is called.
@@ -13,6 +14,8 @@ let package = Package(
     .package(path: ".."),
     // Only this trait: the default RuntimeInterposer one needs swift-runtime-interposer.
     .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    // The object layer's counterpart: records over SQLite (WAL), for ObjectBenchmarks only.
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
   ],
   targets: [
     .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
@@ -32,6 +35,19 @@ let package = Package(
         .product(name: "Benchmark", package: "benchmark"),
       ],
       path: "Benchmarks/StorageBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    // Shoal's object layer (`import Shoal`: Object, @Persisted, Realm, queries) against GRDB's
+    // records on the same 100k objects. A target of its own, so GRDB's SQLite module and
+    // BenchEngines' CSQLite never meet in one Swift module.
+    .executableTarget(
+      name: "ObjectBenchmarks",
+      dependencies: [
+        .product(name: "Shoal", package: rootIdentity),
+        .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/ObjectBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
     // Reads the run's Influx export and the side files (file sizes, notification); prints the table.

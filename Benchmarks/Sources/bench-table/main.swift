@@ -1,17 +1,20 @@
-// bench-table: prints the one table of `make bench`.
+// bench-table: prints the tables of `make bench`.
 //
 //   bench-table <influx.csv> <results-dir>
 //
 // Reads the benchmark run's Influx export (`--format influx`: one line per benchmark, metric
 // and percentile, values unscaled — nanoseconds for wall-clock time and for the latency
 // metrics) and the side files the benchmarks wrote to <results-dir> (filesize-<engine>.txt from
-// the bulk loads, notify-early-shoal.txt from the notification benchmark); prints each
-// workload's figure for Shoal, LMDB and SQLite, Shoal's ratio to each (< 1: Shoal is faster or
-// smaller) and whether Shoal meets its target. Exits 1 when a figure is missing.
+// the bulk loads, filesize-objects-<side>.txt from the object inserts, notify-early-shoal.txt
+// from the notification benchmark); prints two tables: Shoal's storage engine against LMDB and
+// SQLite, and Shoal's object layer against GRDB. Each gives every workload's figure per
+// engine, Shoal's ratio to each other engine (< 1: Shoal is faster or smaller) and whether
+// Shoal meets its target. Exits 1 when a figure is missing.
 
 import Foundation
 
 let engines = ["shoal", "lmdb", "sqlite"]
+let objectSides = ["shoal", "grdb"]
 
 // MARK: - Input
 
@@ -127,14 +130,15 @@ enum Cell {
 
 struct Row {
   let label: String
-  /// Shoal, LMDB, SQLite.
+  /// Shoal first, then each engine it is compared with.
   let cells: [Cell]
   /// How a figure is shown (ratios are always of the figures themselves).
   var show: (Double) -> String = time
   let target: String
-  /// Whether Shoal meets the target, given its figure and its ratios to LMDB and SQLite (nil
-  /// when they cannot be computed); no closure: the row has no target.
-  let meets: ((_ shoal: Double, _ toLMDB: Double?, _ toSQLite: Double?) -> Bool)?
+  /// Whether Shoal meets the target, given its figure and its ratio to each other engine, in
+  /// the order of `cells` (nil when a ratio cannot be computed); no closure: the row has no
+  /// target.
+  let meets: ((_ shoal: Double, _ ratios: [Double?]) -> Bool)?
 }
 
 // As in CrossProcessShape (Sources/BenchEngines/PeerProtocol.swift).
@@ -150,16 +154,16 @@ let rows: [Row] = [
   Row(
     label: "bulk load 1M, one txn", cells: engines.map { Cell(figure("bulk-load 1M / \($0)")) },
     target: "<=2x LMDB, <1x SQLite",
-    meets: { _, lmdb, sqlite in lmdb.map { $0 <= 2 } == true && sqlite.map { $0 < 1 } == true }),
+    meets: { _, r in r[0].map { $0 <= 2 } == true && r[1].map { $0 < 1 } == true }),
   Row(
     label: "100k point reads, warm", cells: engines.map { Cell(figure("point-reads 100k / \($0)")) },
-    target: "<=1.5x LMDB", meets: { _, lmdb, _ in lmdb.map { $0 <= 1.5 } == true }),
+    target: "<=1.5x LMDB", meets: { _, r in r[0].map { $0 <= 1.5 } == true }),
   Row(
     label: "full scan 1M, key order", cells: engines.map { Cell(figure("full-scan 1M / \($0)")) },
-    target: "<=1.5x LMDB", meets: { _, lmdb, _ in lmdb.map { $0 <= 1.5 } == true }),
+    target: "<=1.5x LMDB", meets: { _, r in r[0].map { $0 <= 1.5 } == true }),
   Row(
     label: "1k durable 1-entry commits", cells: engines.map { Cell(figure("durable-commits 1k / \($0)")) },
-    target: "<=1x LMDB", meets: { _, lmdb, _ in lmdb.map { $0 <= 1 } == true }),
+    target: "<=1x LMDB", meets: { _, r in r[0].map { $0 <= 1 } == true }),
   Row(
     label: "\(writers) procs x \(commitsPerWriter) durable commits",
     cells: engines.map { Cell(figure("\(contended) / \($0)")) },
@@ -168,7 +172,7 @@ let rows: [Row] = [
   Row(
     label: "snapshot: begin + end, per op",
     cells: engines.map { Cell(figure("snapshots 100k / \($0)").map { $0 / snapshots }) },
-    target: "<=1 us", meets: { shoal, _, _ in shoal <= 1_000 }),
+    target: "<=1 us", meets: { shoal, _ in shoal <= 1_000 }),
   Row(
     label: "snapshot vs LMDB reset/renew",
     cells: [
@@ -179,60 +183,109 @@ let rows: [Row] = [
   Row(
     label: "other process notified, p50",
     cells: [Cell(figure(notify, publishToCallback, percentile: 50)), cannotNotify, cannotNotify],
-    target: "<=100 us", meets: { shoal, _, _ in shoal <= 100_000 }),
+    target: "<=100 us", meets: { shoal, _ in shoal <= 100_000 }),
   Row(
     label: "other process notified, p99",
     cells: [Cell(figure(notify, publishToCallback, percentile: 99)), cannotNotify, cannotNotify],
-    target: "<=1 ms", meets: { shoal, _, _ in shoal <= 1_000_000 }),
+    target: "<=1 ms", meets: { shoal, _ in shoal <= 1_000_000 }),
   Row(
     label: "file size after bulk load", cells: engines.map { Cell(fileSize($0)) }, show: size,
-    target: "<=0.5x LMDB", meets: { _, lmdb, _ in lmdb.map { $0 <= 0.5 } == true }),
+    target: "<=0.5x LMDB", meets: { _, r in r[0].map { $0 <= 0.5 } == true }),
 ]
 
-// MARK: - The table
+// As in ObjectShape (Benchmarks/ObjectBenchmarks/ObjectData.swift).
+let objectCount = 100_000.0
+let lookups = 10_000.0
+let categoryQueries = 10.0
+let rangeQueries = 5.0
 
-var lines: [[String]] = []
+/// The issue's targets for the object layer: Shoal at least twice as fast as GRDB (or its file
+/// at most half of GRDB's).
+let halfOfGRDB: (Double, [Double?]) -> Bool = { _, r in r[0].map { $0 <= 0.5 } == true }
+
+let objectRows: [Row] = [
+  Row(
+    label: "insert 100k objects, one txn", cells: objectSides.map { Cell(figure("objects-insert 100k / \($0)")) },
+    target: "<=0.5x GRDB", meets: halfOfGRDB),
+  Row(
+    label: "10k lookups by primary key", cells: objectSides.map { Cell(figure("objects-pk-lookups 10k / \($0)")) },
+    target: "<=0.5x GRDB", meets: halfOfGRDB),
+  Row(
+    label: "  vs GRDB cached statement",
+    cells: [
+      Cell(figure("objects-pk-lookups 10k / shoal")), Cell(figure("objects-pk-lookups-statement 10k / grdb")),
+    ],
+    target: "(none set)", meets: nil),
+  Row(
+    label: "10 indexed == queries, ~1k each",
+    cells: objectSides.map { Cell(figure("objects-indexed-equality 10q / \($0)")) },
+    target: "<=0.5x GRDB", meets: halfOfGRDB),
+  Row(
+    label: "5 range queries + sort, ~1k each",
+    cells: objectSides.map { Cell(figure("objects-range-sorted 5q / \($0)")) },
+    target: "<=0.5x GRDB", meets: halfOfGRDB),
+  Row(
+    label: "file size after insert", cells: objectSides.map { Cell(fileSize("objects-\($0)")) }, show: size,
+    target: "<=0.5x GRDB", meets: halfOfGRDB),
+]
+
+// MARK: - The tables
+
 var missing = false
 var missed: [String] = []
 var unchecked = 0
 
-for row in rows {
-  if row.cells.contains(where: { if case .missing = $0 { return true } else { return false } }) { missing = true }
-  let shoal = row.cells[0].value
-  func ratio(_ other: Cell) -> String {
-    switch other {
-    case .text: return "-"
-    case .missing: return "n/a"
-    case .value(let v): return ratioText(shoal.flatMap { v > 0 ? $0 / v : nil })
+/// The table's lines: a header, a rule, one line per row. Records missing figures and missed
+/// or unchecked targets.
+@MainActor func table(_ names: [String], _ rows: [Row], missedPrefix: String) -> [String] {
+  var lines: [[String]] = []
+  for row in rows {
+    if row.cells.contains(where: { if case .missing = $0 { return true } else { return false } }) { missing = true }
+    let shoal = row.cells[0].value
+    let others = row.cells.dropFirst()
+    let ratios = others.map { $0.value.flatMap { v in shoal.flatMap { v > 0 ? $0 / v : nil } } }
+    var met = "-"
+    if let meets = row.meets {
+      if let shoal {
+        let ok = meets(shoal, ratios)
+        met = ok ? "yes" : "NO"
+        if !ok { missed.append(missedPrefix + row.label) }
+      } else {
+        met = "?"
+        unchecked += 1
+      }
     }
-  }
-  let toLMDB = row.cells[1].value.flatMap { v in shoal.flatMap { v > 0 ? $0 / v : nil } }
-  let toSQLite = row.cells[2].value.flatMap { v in shoal.flatMap { v > 0 ? $0 / v : nil } }
-  var met = "-"
-  if let meets = row.meets {
-    if let shoal {
-      let ok = meets(shoal, toLMDB, toSQLite)
-      met = ok ? "yes" : "NO"
-      if !ok { missed.append(row.label) }
-    } else {
-      met = "?"
-      unchecked += 1
+    let cells = row.cells.map { cell -> String in
+      switch cell {
+      case .value(let v): return row.show(v)
+      case .text(let t): return t
+      case .missing: return "n/a"
+      }
     }
-  }
-  let cells = row.cells.map { cell -> String in
-    switch cell {
-    case .value(let v): return row.show(v)
-    case .text(let t): return t
-    case .missing: return "n/a"
+    let ratioCells = zip(others, ratios).map { other, ratio -> String in
+      switch other {
+      case .text: return "-"
+      case .missing: return "n/a"
+      case .value: return ratioText(ratio)
+      }
     }
+    lines.append([row.label] + cells + ratioCells + [row.target, met])
   }
-  lines.append([row.label] + cells + [ratio(row.cells[1]), ratio(row.cells[2]), row.target, met])
+  let header = ["workload"] + names + names.dropFirst().map { "\(names[0])/\($0)" } + ["target", "met"]
+  let widths = header.indices.map { column in ([header] + lines).map { $0[column].count }.max() ?? 0 }
+  let firstLeftAligned = header.count - 2
+  func render(_ row: [String]) -> String {
+    row.indices.map { pad(row[$0], widths[$0], left: $0 == 0 || $0 >= firstLeftAligned) }.joined(separator: "  ")
+  }
+  return [render(header), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")] + lines.map(render)
 }
 
-// Per-operation figures and sample counts, under the table.
-func perOperation(_ label: String, _ benchmark: String, _ operations: Double, _ name: String) -> String {
-  let figures = engines.map { figure("\(benchmark) / \($0)").map { time($0 / operations) } ?? "n/a" }
-  let counts = engines.map { String(iterations("\(benchmark) / \($0)")) }.joined(separator: "/")
+// Per-operation figures and sample counts, under each table.
+func perOperation(
+  _ label: String, _ benchmark: String, _ operations: Double, _ name: String, sides: [String] = engines
+) -> String {
+  let figures = sides.map { figure("\(benchmark) / \($0)").map { time($0 / operations) } ?? "n/a" }
+  let counts = sides.map { String(iterations("\(benchmark) / \($0)")) }.joined(separator: "/")
   return "  \(label): \(figures.joined(separator: " / ")) per \(name) (median of \(counts) iterations)"
 }
 var notes = [
@@ -263,25 +316,53 @@ if let (early, observed) = notifyEarly() {
     "    the callback started before the committer's store.write returned for \(early) of \(observed) commits")
 }
 
-let header = ["workload", "Shoal", "LMDB", "SQLite", "Shoal/LMDB", "Shoal/SQLite", "target", "met"]
-let widths = header.indices.map { column in ([header] + lines).map { $0[column].count }.max() ?? 0 }
-func render(_ row: [String]) -> String {
-  row.indices.map { pad(row[$0], widths[$0], left: $0 == 0 || $0 >= 6) }.joined(separator: "  ")
-}
+let objectNotes = [
+  perOperation("insert 100k objects, one txn", "objects-insert 100k", objectCount, "object", sides: objectSides),
+  perOperation("10k lookups by primary key", "objects-pk-lookups 10k", lookups, "lookup", sides: objectSides),
+  "  GRDB lookup through a cached prepared statement instead of fetchOne(db, key:): "
+    + (figure("objects-pk-lookups-statement 10k / grdb").map { time($0 / lookups) } ?? "n/a")
+    + " per lookup (median of \(iterations("objects-pk-lookups-statement 10k / grdb")) iterations)",
+  perOperation(
+    "10 indexed == queries", "objects-indexed-equality 10q", categoryQueries, "query", sides: objectSides),
+  perOperation("5 range queries + sort", "objects-range-sorted 5q", rangeQueries, "query", sides: objectSides),
+]
 
+/// Whether any figure of the table was measured: a table none of whose benchmarks ran (the
+/// run was narrowed with --target or --filter) is left out rather than printed as n/a.
+func hasFigures(_ rows: [Row]) -> Bool { rows.contains { $0.cells.contains { $0.value != nil } } }
+
+var printed = 0
+if hasFigures(rows) {
+  printed += 1
+  print("")
+  print("Shoal vs LMDB vs SQLite: median wall-clock time per iteration (lower is better), unless the")
+  print("row says otherwise (per op, commits/s, latency percentile, file size).")
+  print("Ratios are Shoal / other in time (or size): below 1 means Shoal is faster (or its file")
+  print("smaller), also on the commits/s row.")
+  print("")
+  for line in table(["Shoal", "LMDB", "SQLite"], rows, missedPrefix: "") { print(line) }
+  print("")
+  print("Per operation, Shoal / LMDB / SQLite:")
+  for note in notes { print(note) }
+}
+if hasFigures(objectRows) {
+  printed += 1
+  print("")
+  print("Objects: Shoal's object layer (Realm API) vs GRDB (Codable records, DatabasePool in WAL mode), on")
+  print("the same 100k objects (Int primary key, indexed String, Double, String, Date); median wall-clock")
+  print("time per iteration; both durable (Shoal full, SQLite synchronous=FULL), 64 MiB cache each.")
+  print("Ratios are Shoal / GRDB: below 1 means Shoal is faster (or its file smaller).")
+  print("")
+  for line in table(["Shoal", "GRDB"], objectRows, missedPrefix: "objects: ") { print(line) }
+  print("")
+  print("Per operation, Shoal / GRDB:")
+  for note in objectNotes { print(note) }
+}
 print("")
-print("Shoal vs LMDB vs SQLite: median wall-clock time per iteration (lower is better), unless the")
-print("row says otherwise (per op, commits/s, latency percentile, file size).")
-print("Ratios are Shoal / other in time (or size): below 1 means Shoal is faster (or its file")
-print("smaller), also on the commits/s row.")
-print("")
-print(render(header))
-print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  "))
-for line in lines { print(render(line)) }
-print("")
-print("Per operation, Shoal / LMDB / SQLite:")
-for note in notes { print(note) }
-print("")
+if printed == 0 {
+  print("No figures at all: every benchmark failed or was filtered out (see above).")
+  missing = true
+}
 if missing { print("Some figures are missing: a benchmark failed or was filtered out (see above).") }
 if !missed.isEmpty {
   print("Shoal misses its target on: " + missed.joined(separator: "; ") + ".")

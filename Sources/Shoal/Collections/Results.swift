@@ -54,13 +54,41 @@ final class ResultsState {
   func items() -> [RowValue] {
     guard let core, let source else { return [] }
     if let cached, cachedStamp == core.stamp { return cached }
-    var items: [RowValue]
+    var items: [RowValue] = []
+    let context = core.queryContext
+    func matches(_ key: ObjectKey) -> Bool {
+      do {
+        for filter in filters where try !filter.matches(key, context: context) { return false }
+        return true
+      } catch {
+        fatalError("\(error)")
+      }
+    }
     switch source {
     case .table(let table):
-      if let hint = indexCandidates(core: core, table: table) {
-        items = hint.map { .link($0) }
-      } else {
+      if let candidates = indexCandidates(core: core, table: table) {
+        // The index narrowed the class to a few objects; the filters still decide.
+        for key in candidates {
+          guard let row = core.row(table, key) else { continue }
+          context.setCurrent(table, key, row)
+          if matches(key) { items.append(.link(key)) }
+        }
+      } else if filters.isEmpty && sorts.isEmpty && distinct.isEmpty {
         items = core.allKeys(table).map { .link($0) }
+      } else {
+        // One pass over the class's rows, each decoded once; rows kept are cached for the
+        // property reads (and sort keys) that follow.
+        do {
+          try core.scanRows(table) { key, row in
+            context.setCurrent(table, key, row)
+            if filters.isEmpty || matches(key) {
+              items.append(.link(key))
+              core.cacheRow(row, table: table, key: key)
+            }
+          }
+        } catch {
+          fatalError("\(error)")
+        }
       }
     case .list(let owner, _, let index):
       switch owner._storedValue(at: index) {
@@ -68,22 +96,12 @@ final class ResultsState {
       case .map(let entries): items = entries.map(\.value)
       default: items = []
       }
-    }
-    if !filters.isEmpty {
-      guard let table = elementTable else {
-        fatalError("Queries on collections of primitive values are not supported yet; filter the values in Swift.")
-      }
-      let context = core.queryContext
-      items = items.filter { item in
-        guard let key = CoreLinks.key(item) else { return false }
-        do {
-          for filter in filters where try !filter.matches(key, context: context) { return false }
-          return true
-        } catch {
-          fatalError("\(error)")
+      if !filters.isEmpty {
+        guard elementTable != nil else {
+          fatalError("Queries on collections of primitive values are not supported yet; filter the values in Swift.")
         }
+        items = items.filter { item in CoreLinks.key(item).map(matches) ?? false }
       }
-      _ = table
     }
     if !distinct.isEmpty { items = applyDistinct(items, core: core) }
     if !sorts.isEmpty { items = applySort(items, core: core) }

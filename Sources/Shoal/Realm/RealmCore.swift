@@ -15,6 +15,15 @@ final class RealmCore {
   private var nextKeys: [String: ObjectKey] = [:]
   /// The update policy of the `add` in progress, applied to linked objects it adds.
   private var addPolicy: Realm.UpdatePolicy = .error
+  /// Decoded rows read at `rowCacheStamp` (cleared when the stamp moves).
+  private var rowCache: [RowKey: [RowValue]] = [:]
+  private var rowCacheStamp: UInt64 = 0
+  private static let rowCacheLimit = 200_000
+
+  struct RowKey: Hashable {
+    let table: ObjectIdentifier
+    let key: ObjectKey
+  }
   var autorefresh = true
 
   init(configuration: Realm.Configuration) throws(Realm.Error) {
@@ -56,9 +65,7 @@ final class RealmCore {
   func get(_ key: [UInt8], in keyspace: String) -> [UInt8]? {
     do {
       if let write { return try write.get(key, in: keyspace) }
-      let read = snapshot()
-      guard try read.hasKeyspace(keyspace) else { return nil }
-      return try read.get(key, in: keyspace)
+      return try snapshot().get(key, in: keyspace)
     } catch StorageError.keyspaceNotFound(_) {
       return nil
     } catch {
@@ -183,8 +190,43 @@ final class RealmCore {
   // MARK: Rows
 
   func row(_ table: TableInfo, _ key: ObjectKey) -> [RowValue]? {
+    let cacheKey = RowKey(table: ObjectIdentifier(table), key: key)
+    if rowCacheStamp == stamp {
+      if let row = rowCache[cacheKey] { return row }
+    } else {
+      if !rowCache.isEmpty { rowCache.removeAll(keepingCapacity: true) }
+      rowCacheStamp = stamp
+    }
     guard let bytes = get(TableInfo.keyBytes(key), in: table.keyspace) else { return nil }
-    do { return try RowCodec.decode(bytes) } catch { fatalError("\(error)") }
+    let row: [RowValue]
+    do { row = try RowCodec.decode(bytes) } catch { fatalError("\(error)") }
+    cacheRow(row, table: table, key: key)
+    return row
+  }
+
+  /// Keeps a decoded row for later reads at the current stamp.
+  func cacheRow(_ row: [RowValue], table: TableInfo, key: ObjectKey) {
+    if rowCacheStamp != stamp {
+      if !rowCache.isEmpty { rowCache.removeAll(keepingCapacity: true) }
+      rowCacheStamp = stamp
+    }
+    if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll(keepingCapacity: true) }
+    rowCache[RowKey(table: ObjectIdentifier(table), key: key)] = row
+  }
+
+  /// Every row of `table` in key order, decoded once each.
+  func scanRows(_ table: TableInfo, _ body: (ObjectKey, [RowValue]) throws -> Void) throws {
+    var failure: (any Error)?
+    scan(table.keyspace) { keyBytes, value in
+      do {
+        try body(TableInfo.key(from: keyBytes), try RowCodec.decode(value))
+        return true
+      } catch {
+        failure = error
+        return false
+      }
+    }
+    if let failure { throw failure }
   }
 
   func exists(table: TableInfo, key: ObjectKey) -> Bool {

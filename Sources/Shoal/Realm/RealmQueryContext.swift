@@ -1,8 +1,23 @@
 import Foundation
 
 /// The query engine's view of a Realm: its schema and the current transaction's rows.
-struct RealmQueryContext: QueryContext {
+///
+/// While a filter scans a class, the row being tested is handed in (`current`), so evaluating
+/// the predicate reads no row twice; other rows (linked objects) come from the core's cache.
+final class RealmQueryContext: QueryContext {
   let core: RealmCore
+  private var currentTable: TableInfo?
+  private var currentKey: ObjectKey = 0
+  private var currentRow: [RowValue] = []
+
+  init(core: RealmCore) { self.core = core }
+
+  /// Makes `row` the one `queryValue` returns for (`table`, `key`).
+  func setCurrent(_ table: TableInfo, _ key: ObjectKey, _ row: [RowValue]) {
+    currentTable = table
+    currentKey = key
+    currentRow = row
+  }
 
   func queryProperty(_ name: String, of className: String) -> QueryProperty? {
     guard let table = core.table(named: className), let index = table.propertyIndex[name] else { return nil }
@@ -10,11 +25,19 @@ struct RealmQueryContext: QueryContext {
   }
 
   func queryValue(_ property: QueryProperty, of key: ObjectKey, in className: String) throws -> RowValue {
-    guard let table = core.table(named: className), let index = table.propertyIndex[property.name] else {
-      return .null
+    let table: TableInfo
+    if let current = currentTable, current.name == className {
+      table = current
+    } else {
+      guard let named = core.table(named: className) else { return .null }
+      table = named
     }
+    guard let index = table.propertyIndex[property.name] else { return .null }
     if property.collection == .linkingObjects {
       return .list(core.linkingKeys(to: key, of: table, property: table.properties[index]).map { .link($0) })
+    }
+    if table === currentTable, key == currentKey {
+      return index < currentRow.count ? currentRow[index] : .null
     }
     guard let row = core.row(table, key), index < row.count else { return .null }
     return row[index]
