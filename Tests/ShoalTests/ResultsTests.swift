@@ -142,4 +142,31 @@ struct ResultsTests {
     try realm.write { realm.objects(Person.self).filter("id < 3").setValue(1, forKey: "age") }
     #expect(realm.objects(Person.self).filter("age == 1").count == 3)
   }
+
+  @Test func collectionsOfValues() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let all = AllTypes()
+    all.doubles.append(objectsIn: [3.5, 1.5, 2.0])
+    // Unmanaged and managed lists answer the same.
+    for list in [all.doubles] {
+      #expect(list.sum() == 7.0)
+      #expect(list.min() == 1.5 && list.max() == 3.5)
+      #expect(Array(list.sorted()) == [1.5, 2.0, 3.5])
+    }
+    try realm.write { realm.add(all) }
+    let managed = all.doubles
+    #expect(managed.realm != nil)
+    #expect(managed.sum() == 7.0)
+    let average: Double? = managed.average()
+    #expect(average == 7.0 / 3)
+    #expect(managed.min() == 1.5 && managed.max() == 3.5)
+    #expect(Array(managed.sorted(ascending: false)) == [3.5, 2.0, 1.5])
+    #expect(managed.objects(at: IndexSet([0, 2])) == [3.5, 2.0])
+    try realm.write {
+      managed.append(10)
+      managed.remove(at: 1)
+      managed.move(from: 0, to: 2)
+    }
+    #expect(Array(managed) == [2.0, 10, 3.5])
+  }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What every Realm collection offers: `Results`, `List`, `MutableSet`, `LinkingObjects` and
 /// `AnyRealmCollection` (RealmSwift's `RealmCollection`).
 public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible
@@ -88,4 +90,28 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     if let results = base as? Results<Element> { return results }
     return base.sorted(by: [SortDescriptor]())
   }
+}
+
+extension RealmCollection where Element: MinMaxType {
+  /// The smallest element (collections of values).
+  public func min() -> Element? { min(ofProperty: "self") }
+  /// The largest element (collections of values).
+  public func max() -> Element? { max(ofProperty: "self") }
+}
+
+extension RealmCollection where Element: AddableType {
+  /// The sum of the elements (collections of values).
+  public func sum() -> Element { sum(ofProperty: "self") }
+  /// The average of the elements (collections of values).
+  public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
+}
+
+extension RealmCollection where Element: Comparable {
+  /// The values sorted (collections of values).
+  public func sorted(ascending: Bool = true) -> Results<Element> { sorted(byKeyPath: "self", ascending: ascending) }
+}
+
+extension RealmCollection {
+  /// The elements at `indexes`.
+  public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
 }

@@ -33,6 +33,34 @@ final class ResultsState {
     return state
   }
 
+  /// The elements of unmanaged results, sorted and made distinct as asked (values are compared
+  /// by their stored form; objects by their properties).
+  func unmanagedItems() -> [Any] {
+    guard let unmanaged else { return [] }
+    func key(_ item: Any, _ path: String) -> RowValue {
+      var value: Any = item
+      for name in path.split(separator: ".") where name != "self" { value = Shoal.value(of: value, String(name)) }
+      return unwrapOptional(value).flatMap { RowValue(scalar: $0) } ?? .null
+    }
+    var items = unmanaged
+    if !distinct.isEmpty {
+      var seen = Set<[RowValue]>()
+      items = items.filter { item in seen.insert(distinct.map { key(item, $0) }).inserted }
+    }
+    if !sorts.isEmpty {
+      items = items.enumerated().sorted { lhs, rhs in
+        for descriptor in sorts {
+          let a = key(lhs.element, descriptor.keyPath)
+          let b = key(rhs.element, descriptor.keyPath)
+          if QueryKeyPaths.sortsBefore(a, b) { return descriptor.ascending }
+          if QueryKeyPaths.sortsBefore(b, a) { return !descriptor.ascending }
+        }
+        return lhs.offset < rhs.offset
+      }.map(\.element)
+    }
+    return items
+  }
+
   /// The class of the elements when they are objects.
   var elementTable: TableInfo? {
     guard let core, let source else { return nil }
@@ -79,13 +107,14 @@ final class ResultsState {
         // One pass over the class's rows, each decoded once; rows kept are cached for the
         // property reads (and sort keys) that follow.
         do {
-          try core.scanRows(table) { key, row in
-            context.setCurrent(table, key, row)
+          try core.scanRaw(table) { key, raw in
+            context.setCurrent(table, key, raw: raw)
             if filters.isEmpty || matches(key) {
               items.append(.link(key))
-              core.cacheRow(row, table: table, key: key)
+              core.cacheRow(try RowCodec.decode(buffer: raw), table: table, key: key)
             }
           }
+          context.clearCurrent()
         } catch {
           fatalError("\(error)")
         }
@@ -193,7 +222,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   /// The number of elements.
   public var count: Int {
-    if let unmanaged = state.unmanaged { return unmanaged.count }
+    if state.unmanaged != nil { return state.unmanagedItems().count }
     if state.isWholeTable, let core = state.core, case .table(let table) = state.source {
       return core.count(table.keyspace)
     }
@@ -207,9 +236,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   /// The element at `position`.
   public subscript(position: Int) -> Element {
-    if let unmanaged = state.unmanaged {
-      // Unmanaged results are built from `[Element]`.
-      return unmanaged[position] as! Element  // safe: unmanaged results are only built from [Element]
+    if state.unmanaged != nil {
+      return state.unmanagedItems()[position] as! Element  // safe: unmanaged results hold only Elements
     }
     let items = state.items()
     precondition(
@@ -323,8 +351,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   // MARK: Aggregates
 
   private func propertyValues(_ property: String) -> [RowValue] {
-    if let unmanaged = state.unmanaged {
-      return unmanaged.compactMap { item in
+    if state.unmanaged != nil {
+      return state.unmanagedItems().compactMap { item in
         let value = property == "self" ? item : Shoal.value(of: item, property)
         return RowValue(scalar: value)
       }
@@ -392,18 +420,4 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     if let zero: T = convert(.int(0)) { return zero }
     fatalError("Cannot sum into \(T.self)")
   }
-}
-
-extension Results where Element: MinMaxType {
-  /// The smallest element.
-  public func min() -> Element? { min(ofProperty: "self") }
-  /// The largest element.
-  public func max() -> Element? { max(ofProperty: "self") }
-}
-
-extension Results where Element: AddableType {
-  /// The sum of the elements.
-  public func sum() -> Element { sum(ofProperty: "self") }
-  /// The average of the elements.
-  public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
 }

@@ -214,6 +214,20 @@ final class RealmCore {
     rowCache[RowKey(table: ObjectIdentifier(table), key: key)] = row
   }
 
+  /// Every row of `table` in key order, as raw bytes valid during the call only.
+  func scanRaw(_ table: TableInfo, _ body: (ObjectKey, UnsafeRawBufferPointer) throws -> Void) throws {
+    let cursor: Cursor
+    if let write {
+      guard try write.hasKeyspace(table.keyspace) else { return }
+      cursor = try write.cursor(in: table.keyspace)
+    } else {
+      let read = snapshot()
+      guard try read.hasKeyspace(table.keyspace) else { return }
+      cursor = try read.keyspace(table.keyspace).cursor()
+    }
+    while try cursor.next({ key, value in try body(TableInfo.key(from: key), value) }) != nil {}
+  }
+
   /// Every row of `table` in key order, decoded once each.
   func scanRows(_ table: TableInfo, _ body: (ObjectKey, [RowValue]) throws -> Void) throws {
     var failure: (any Error)?

@@ -3,12 +3,19 @@ import Foundation
 /// The query engine's view of a Realm: its schema and the current transaction's rows.
 ///
 /// While a filter scans a class, the row being tested is handed in (`current`), so evaluating
-/// the predicate reads no row twice; other rows (linked objects) come from the core's cache.
+/// the predicate reads no row twice: a decoded row, or the raw bytes of one from which only the
+/// columns the predicate reads are decoded. Other rows (linked objects) come from the core's
+/// cache.
 final class RealmQueryContext: QueryContext {
   let core: RealmCore
   private var currentTable: TableInfo?
   private var currentKey: ObjectKey = 0
-  private var currentRow: [RowValue] = []
+  private var currentRow: [RowValue]?
+  private var currentRaw: UnsafeRawBufferPointer?
+  /// Columns decoded from `currentRaw`, valid where `memoGeneration[i] == generation`.
+  private var memo: [RowValue] = []
+  private var memoGeneration: [UInt32] = []
+  private var generation: UInt32 = 0
 
   init(core: RealmCore) { self.core = core }
 
@@ -17,6 +24,41 @@ final class RealmQueryContext: QueryContext {
     currentTable = table
     currentKey = key
     currentRow = row
+    currentRaw = nil
+  }
+
+  /// Makes the encoded row `raw` the one `queryValue` reads for (`table`, `key`); the caller
+  /// keeps `raw` valid until the next `setCurrent` or `clearCurrent`.
+  func setCurrent(_ table: TableInfo, _ key: ObjectKey, raw: UnsafeRawBufferPointer) {
+    if currentTable !== table || memo.count != table.properties.count {
+      memo = Array(repeating: .null, count: table.properties.count)
+      memoGeneration = Array(repeating: 0, count: table.properties.count)
+    }
+    currentTable = table
+    currentKey = key
+    currentRow = nil
+    currentRaw = raw
+    generation &+= 1
+    if generation == 0 {
+      generation = 1
+      for i in memoGeneration.indices { memoGeneration[i] = 0 }
+    }
+  }
+
+  func clearCurrent() {
+    currentTable = nil
+    currentRow = nil
+    currentRaw = nil
+  }
+
+  private func currentValue(_ index: Int) throws -> RowValue? {
+    if let row = currentRow { return index < row.count ? row[index] : .null }
+    guard let raw = currentRaw, index < memo.count else { return nil }
+    if memoGeneration[index] == generation { return memo[index] }
+    let value = try RowCodec.column(index, of: raw)
+    memo[index] = value
+    memoGeneration[index] = generation
+    return value
   }
 
   func queryProperty(_ name: String, of className: String) -> QueryProperty? {
@@ -36,9 +78,7 @@ final class RealmQueryContext: QueryContext {
     if property.collection == .linkingObjects {
       return .list(core.linkingKeys(to: key, of: table, property: table.properties[index]).map { .link($0) })
     }
-    if table === currentTable, key == currentKey {
-      return index < currentRow.count ? currentRow[index] : .null
-    }
+    if table === currentTable, key == currentKey, let value = try currentValue(index) { return value }
     guard let row = core.row(table, key), index < row.count else { return .null }
     return row[index]
   }

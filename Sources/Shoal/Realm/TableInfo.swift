@@ -71,7 +71,7 @@ final class TableInfo: Sendable {
     withUnsafeBytes(of: key.bigEndian) { Array($0) }
   }
 
-  static func key(from bytes: [UInt8]) -> ObjectKey {
+  static func key<Bytes: Collection>(from bytes: Bytes) -> ObjectKey where Bytes.Element == UInt8 {
     var key: ObjectKey = 0
     for byte in bytes.prefix(8) { key = key << 8 | ObjectKey(byte) }
     return key

@@ -80,6 +80,27 @@ enum RowCodec {
     }
   }
 
+  /// Decodes a row from raw bytes (a cursor's value, valid only during its callback).
+  static func decode(buffer: UnsafeRawBufferPointer) throws -> [RowValue] {
+    var reader = Reader(buffer: buffer)
+    let count = try reader.varint()
+    guard count <= UInt64(buffer.count) else { throw reader.corrupt() }
+    var row: [RowValue] = []
+    row.reserveCapacity(Int(count))
+    for _ in 0..<count { row.append(try reader.value()) }
+    return row
+  }
+
+  /// Column `index` of an encoded row, skipping the columns before it without decoding them
+  /// (`.null` past the row's end).
+  static func column(_ index: Int, of buffer: UnsafeRawBufferPointer) throws -> RowValue {
+    var reader = Reader(buffer: buffer)
+    let count = try reader.varint()
+    guard UInt64(index) < count else { return .null }
+    for _ in 0..<index { try reader.skip() }
+    return try reader.value()
+  }
+
   static func decodeValue(_ bytes: [UInt8]) throws -> RowValue {
     try bytes.withUnsafeBytes { buffer in
       var reader = Reader(buffer: buffer)
@@ -155,6 +176,32 @@ enum RowCodec {
     mutating func string() throws(Realm.Error) -> String {
       let raw = try lengthPrefixed()
       return String(decoding: raw, as: UTF8.self)
+    }
+
+    /// Moves past one value without decoding it.
+    mutating func skip() throws(Realm.Error) {
+      guard let tag = Tag(rawValue: try byte()) else { throw corrupt() }
+      switch tag {
+      case .null, .isFalse, .isTrue: return
+      case .int, .link: _ = try varint()
+      case .float: _ = try bytes(4)
+      case .double, .date: _ = try bytes(8)
+      case .string, .data, .decimal: _ = try lengthPrefixed()
+      case .uuid: _ = try bytes(16)
+      case .objectId: _ = try bytes(12)
+      case .typedLink:
+        _ = try lengthPrefixed()
+        _ = try varint()
+      case .list:
+        let count = try varint()
+        for _ in 0..<count { try skip() }
+      case .map:
+        let count = try varint()
+        for _ in 0..<count {
+          _ = try lengthPrefixed()
+          try skip()
+        }
+      }
     }
 
     mutating func value() throws(Realm.Error) -> RowValue {
