@@ -61,6 +61,24 @@ final class ResultsState {
     return items
   }
 
+  /// Whether `summary` may change which elements the collection holds: its class changed,
+  /// or (for a property's collection) the owner's property was written.
+  func sourceMayChange(_ summary: ChangeSummary) -> Bool {
+    switch source {
+    case .table(let table)?:
+      return summary.changes(of: table.name) != nil
+    case .list(let owner, let table, let index)?:
+      guard let changes = summary.changes(of: table.name) else { return false }
+      if changes.wasDeleted(owner._key) { return true }
+      if table.properties[index].collection == .linkingObjects {
+        return table.properties[index].objectClassName.map { summary.changes(of: $0) != nil } ?? false
+      }
+      return changes.mask(owner._key).map { ChangeSummary.bit($0, index) } ?? false
+    case nil:
+      return false
+    }
+  }
+
   /// The class of the elements when they are objects.
   var elementTable: TableInfo? {
     guard let core, let source else { return nil }
@@ -209,7 +227,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     state = ResultsState(core: nil, source: nil, unmanaged: unmanaged)
   }
 
-  private init(state: ResultsState) { self.state = state }
+  init(state: ResultsState) { self.state = state }
 
   private var context: _AccessContext { _AccessContext(state.core) }
 

@@ -175,4 +175,12 @@ public final class _KeyPathProbe {
   static func name<Root: ObjectBase, Value>(of keyPath: KeyPath<Root, Value>) -> String {
     names(of: keyPath).joined(separator: ".")
   }
+
+  /// The dotted property path a partial key path reads, e.g. "dog.name".
+  static func name<Root: ObjectBase>(ofPartial keyPath: PartialKeyPath<Root>) -> String {
+    let probe = _KeyPathProbe()
+    let root = probe.probeObject(of: Root.self)
+    _ = root[keyPath: keyPath]
+    return probe.path.joined(separator: ".")
+  }
 }

@@ -145,6 +145,8 @@ protocol PersistedField: SendableMetatype {
   static func anyValue(at address: UnsafeMutableRawPointer) -> Any
   /// Sets the unmanaged value from `Any`; false when the value has the wrong type.
   static func setAnyValue(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool
+  /// A stored value as the property's Swift value, as `Any`.
+  static func anyValue(fromStored value: RowValue, context: _AccessContext) -> Any
   /// The value of a managed object's property, as `Any`.
   static func managedAnyValue(of object: ObjectBase, index: Int) -> Any
   /// Sets a managed object's property from `Any`; false when the value has the wrong type.
@@ -193,6 +195,10 @@ extension Persisted: PersistedField {
 
 extension Persisted {
   static func managedAnyValue(of object: ObjectBase, index: Int) -> Any { Value._rlmGet(object, index) }
+
+  static func anyValue(fromStored value: RowValue, context: _AccessContext) -> Any {
+    Value._rlmFromStored(_StoredValue(value), context)
+  }
 
   static func setManagedAnyValue(_ value: Any?, of object: ObjectBase, index: Int) -> Bool {
     guard let converted = Value._rlmFromAny(value) else { return false }

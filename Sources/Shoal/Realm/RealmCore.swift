@@ -7,8 +7,20 @@ final class RealmCore {
   let configuration: Realm.Configuration
   let file: SharedFile
   let schema: RealmSchema
-  private var read: ReadTransaction?
+  /// The version this Realm sees (also kept pinned during a write: the state before it).
+  private(set) var read: ReadTransaction?
   private(set) var write: WriteTransaction?
+  /// Observers registered on this Realm (see `Notifications/`).
+  var observers: [any RealmObserver] = []
+  /// Where notifications are delivered.
+  var deliveryMode: DeliveryMode = .currentThread
+  /// Wakes this Realm when another thread or process commits (main-thread and queue Realms).
+  var wakeToken: ChangeListenerToken?
+  var isDelivering = false
+  /// Tokens a `write(withoutNotifying:)` asked to skip for its commit.
+  var skippedTokens: [NotificationToken] = []
+  /// Whether this Realm is a frozen snapshot.
+  let isFrozen: Bool
   /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
   private(set) var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.
@@ -28,15 +40,25 @@ final class RealmCore {
 
   init(configuration: Realm.Configuration) throws(Realm.Error) {
     self.configuration = configuration
+    isFrozen = false
     let classes = try RealmSchema.codeClasses(configuration)
     file = try SharedFile.open(configuration)
     schema = try SchemaResolver(file: file, configuration: configuration, classes: classes).resolve()
     do { read = try file.store.beginRead() } catch { throw Realm.Error(storage: error, fileURL: configuration.fileURL) }
   }
 
+  /// A frozen Realm at the version `snapshot` pins: immutable, shareable across threads.
+  init(frozenFrom core: RealmCore, snapshot: ReadTransaction) {
+    configuration = core.configuration
+    file = core.file
+    schema = core.schema
+    read = snapshot
+    isFrozen = true
+  }
+
   deinit {
     write?.abort()
-    read?.close()
+    wakeToken?.invalidate()
   }
 
   var store: Store { file.store }
@@ -110,10 +132,12 @@ final class RealmCore {
     guard !configuration.readOnly else {
       fatalError("Can't perform transactions on read-only Realms.")
     }
+    if isFrozen { fatalError("Can't perform transactions on a frozen Realm") }
+    // Catch up first, delivering what other threads and processes committed meanwhile; the
+    // snapshot stays pinned through the write as the state before it.
+    _ = refresh()
     do {
       let transaction = try store.beginWrite()
-      read?.close()
-      read = nil
       write = transaction
       nextKeys = [:]
       stamp &+= 1
@@ -141,7 +165,8 @@ final class RealmCore {
     write = nil
     nextKeys = [:]
     stamp &+= 1
-    do { read = try store.beginRead() } catch { read = nil }
+    moveTo(newest: true, local: true)
+    skippedTokens = []
   }
 
   func cancelWrite() {
@@ -154,20 +179,32 @@ final class RealmCore {
     stamp &+= 1
   }
 
-  /// Moves to the newest version; true when it changed what this Realm sees.
+  /// Moves to the newest version and delivers notifications; true when it changed what this
+  /// Realm sees.
   func refresh() -> Bool {
-    guard write == nil else { return false }
-    let old = read?.version
-    read?.close()
-    read = nil
-    let now = snapshot().version
-    if old != now { stamp &+= 1 }
-    return old != now
+    guard write == nil, !isFrozen, !isDelivering else { return false }
+    return moveTo(newest: true, local: false)
+  }
+
+  /// Moves the snapshot to the newest version; observers hear of the changes in between.
+  @discardableResult
+  func moveTo(newest: Bool, local: Bool) -> Bool {
+    let old = read
+    let fresh: ReadTransaction
+    do { fresh = try store.beginRead() } catch {
+      read = nil
+      stamp &+= 1
+      return true
+    }
+    guard fresh.version != old?.version else { return false }
+    read = fresh
+    stamp &+= 1
+    if let old { deliver(from: old, to: fresh, local: local) }
+    return true
   }
 
   func invalidate() {
     if write != nil { cancelWrite() }
-    read?.close()
     read = nil
     stamp &+= 1
   }

@@ -1,0 +1,87 @@
+import Foundation
+import Synchronization
+
+/// Keeps an observation alive (RealmSwift's `NotificationToken`): notifications stop when it
+/// is invalidated or released.
+public final class NotificationToken: Sendable {
+  private let cancelled = Atomic<Bool>(false)
+
+  init() {}
+
+  /// Stops the notifications; safe from any thread, and more than once.
+  public func invalidate() { cancelled.store(true, ordering: .releasing) }
+
+  var isInvalidated: Bool { cancelled.load(ordering: .acquiring) }
+}
+
+/// The changes to a collection since the last notification (RealmSwift's
+/// `RealmCollectionChange`). Index arrays are sorted ascending: deletions are positions in
+/// the previous version of the collection, insertions and modifications positions in the new.
+public enum RealmCollectionChange<CollectionType> {
+  /// The collection's first evaluation.
+  case initial(CollectionType)
+  /// A write changed the collection or objects in it.
+  case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+  /// The collection could not be observed.
+  case error(Error)
+}
+
+/// One changed property of an observed object (RealmSwift's `PropertyChange`).
+public struct PropertyChange {
+  /// The property's name.
+  public let name: String
+  /// The value before the change: nil when the write happened on the observing thread, and for
+  /// collection properties.
+  public let oldValue: Any?
+  /// The value after the change (nil for collection properties).
+  public let newValue: Any?
+}
+
+/// What happened to an observed object (RealmSwift's `ObjectChange`).
+public enum ObjectChange<T> {
+  /// The object could not be observed.
+  case error(_ error: NSError)
+  /// One or more properties changed.
+  case change(_ object: T, _ properties: [PropertyChange])
+  /// The object was deleted.
+  case deleted
+}
+
+/// The changes to a `Map` since the last notification (RealmSwift's `RealmMapChange`).
+public enum RealmMapChange<Collection: _MapChangeCollection> {
+  /// The map's first evaluation.
+  case initial(Collection)
+  /// Keys removed, added and whose values changed.
+  case update(Collection, deletions: [Collection.Key], insertions: [Collection.Key], modifications: [Collection.Key])
+  /// The map could not be observed.
+  case error(Error)
+}
+
+/// A keyed collection `RealmMapChange` can describe. Not for direct use.
+public protocol _MapChangeCollection {
+  associatedtype Key
+}
+extension Map: _MapChangeCollection {}
+
+extension Realm {
+  /// What `Realm.observe` reports.
+  public enum Notification: String, Sendable {
+    /// The Realm moved to a newer version (a local or another thread's or process's commit).
+    case didChange = "RLMRealmDidChangeNotification"
+    /// A newer version exists but the Realm has `autorefresh` off.
+    case refreshRequired = "RLMRealmRefreshRequiredNotification"
+  }
+
+  /// The block `Realm.observe` calls.
+  public typealias NotificationBlock = (_ notification: Notification, _ realm: Realm) -> Void
+}
+
+/// Moves a value to another thread or queue exactly once.
+final class Handover<T>: @unchecked Sendable {  // safe: set before the hop, read once after it, never concurrently
+  private var value: T?
+  init(_ value: T) { self.value = value }
+  func take() -> T? {
+    defer { value = nil }
+    return value
+  }
+}

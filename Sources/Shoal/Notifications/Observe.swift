@@ -1,0 +1,331 @@
+import Dispatch
+import Foundation
+
+extension Realm {
+  /// Calls `block` after each commit that this Realm moves to (its own, another thread's, or
+  /// another process's). Keep the token: notifications stop when it is released or invalidated.
+  public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+    let token = NotificationToken()
+    core.addObserver(RealmNotificationObserver(token: token, block: block))
+    return token
+  }
+
+  /// Runs `block` in a write transaction whose commit the given tokens' observers do not hear of.
+  @discardableResult
+  public func write<Result>(withoutNotifying tokens: [NotificationToken], _ block: () throws -> Result) throws
+    -> Result
+  {
+    try core.beginWrite()
+    let result: Result
+    do {
+      result = try block()
+    } catch {
+      if isInWriteTransaction { cancelWrite() }
+      throw error
+    }
+    if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+    return result
+  }
+
+  /// Commits the write transaction; the given tokens' observers do not hear of it.
+  public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
+    core.skippedTokens = tokens
+    defer { core.skippedTokens = [] }
+    try core.commitWrite()
+  }
+}
+
+/// How a collection is found again in another Realm instance (a queue's, a frozen one).
+struct CollectionBlueprint: @unchecked Sendable {  // safe: immutable values, handed to one queue
+  let tableName: String
+  let owner: (table: String, key: ObjectKey, index: Int)?
+  let filters: [CompiledQuery]
+  let sorts: [SortDescriptor]
+  let distinct: [String]
+
+  init(_ state: ResultsState) {
+    switch state.source {
+    case .table(let table)?:
+      tableName = table.name
+      owner = nil
+    case .list(let ownerObject, let table, let index)?:
+      tableName = table.name
+      owner = (table.name, ownerObject._key, index)
+    case nil:
+      fatalError("Only collections managed by a Realm can be observed or frozen")
+    }
+    filters = state.filters
+    sorts = state.sorts
+    distinct = state.distinct
+  }
+
+  /// The same collection in `core`; nil when its owner no longer exists there.
+  func state(in core: RealmCore) -> ResultsState? {
+    guard let table = core.table(named: tableName) else { return nil }
+    let source: ResultsSource
+    if let owner {
+      guard core.exists(table: table, key: owner.key) else { return nil }
+      source = .list(owner: core.object(table, owner.key), table: table, index: owner.index)
+    } else {
+      source = .table(table)
+    }
+    let state = ResultsState(core: core, source: source, unmanaged: nil)
+    state.filters = filters
+    state.sorts = sorts
+    state.distinct = distinct
+    return state
+  }
+
+  var ownerIndex: Int? { owner?.index }
+}
+
+extension RealmCore {
+  /// Opens a Realm owned by `queue` and runs `setUp` there (registering an observer); errors go
+  /// to `onError`, on the queue.
+  static func startOnQueue(
+    _ queue: DispatchQueue, configuration: Realm.Configuration, setUp: @escaping (RealmCore) throws -> Void,
+    onError: @escaping (any Error) -> Void
+  ) {
+    let work = Handover((setUp, onError))
+    queue.async {
+      guard let (setUp, onError) = work.take() else { return }
+      do {
+        try setUp(try RealmCore.forQueue(configuration, queue))
+      } catch {
+        onError(error)
+      }
+    }
+  }
+
+  /// A Realm instance owned by `queue`, for observations delivered there.
+  static func forQueue(_ configuration: Realm.Configuration, _ queue: DispatchQueue) throws(Realm.Error) -> RealmCore {
+    let core = try RealmCore(configuration: configuration)
+    core.deliveryMode = .queue(queue)
+    return core
+  }
+
+  /// Registers a collection observer here, or on a Realm of `queue`; delivers `.initial` where
+  /// the observer's notifications go.
+  func observeCollection<C>(
+    _ state: ResultsState, keyPaths: [String]?, queue: DispatchQueue?, rebuild: @escaping (ResultsState) -> C,
+    collection: C, block: @escaping (RealmCollectionChange<C>) -> Void
+  ) -> NotificationToken {
+    let token = NotificationToken()
+    guard let queue else {
+      let observer = CollectionObserver(
+        token: token, collection: collection, state: state, keyPaths: keyPaths, core: self, block: block)
+      addObserver(observer)
+      schedule { [weak observer] in
+        if let observer, observer.token?.isInvalidated == false { observer.initial() }
+      }
+      return token
+    }
+    let blueprint = CollectionBlueprint(state)
+    RealmCore.startOnQueue(
+      queue, configuration: configuration,
+      setUp: { core in
+        guard let state = blueprint.state(in: core) else { return }
+        let observer = CollectionObserver(
+          token: token, collection: rebuild(state), state: state, keyPaths: keyPaths, core: core, block: block)
+        core.addObserver(observer)
+        if !token.isInvalidated { observer.initial() }
+      }, onError: { block(.error($0)) })
+    return token
+  }
+}
+
+extension Results {
+  /// Calls `block` with the results' initial state, then after each commit that changes them
+  /// (insertions, deletions, modifications of their objects or of objects they link to), on
+  /// `queue` when given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+  ) -> NotificationToken {
+    guard let core = state.core else { fatalError("Only collections managed by a Realm can be observed") }
+    return core.observeCollection(
+      state, keyPaths: keyPaths, queue: queue, rebuild: { Results(state: $0) }, collection: self, block: block)
+  }
+
+  /// Like `observe(keyPaths:on:_:)`, with the key paths as Swift key paths.
+  public func observe(
+    keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void
+  ) -> NotificationToken where Element: ObjectBase {
+    observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+}
+
+extension List {
+  /// Calls `block` with the list's initial state, then after each commit that changes it or
+  /// its objects, on `queue` when given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
+  ) -> NotificationToken {
+    guard let core = parent?._core else { fatalError("Only collections managed by a Realm can be observed") }
+    let state = results().state
+    return core.observeCollection(
+      state, keyPaths: keyPaths, queue: queue,
+      rebuild: { state in
+        guard case .list(let owner, _, let index)? = state.source else { return List() }
+        return List(parent: owner, index: index)
+      }, collection: self, block: block)
+  }
+
+  /// Like `observe(keyPaths:on:_:)`, with the key paths as Swift key paths.
+  public func observe(
+    keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
+  ) -> NotificationToken where Element: ObjectBase {
+    observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+}
+
+extension MutableSet {
+  /// Calls `block` with the set's initial state, then after each commit that changes it or
+  /// its objects, on `queue` when given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void
+  ) -> NotificationToken {
+    guard let core = parent?._core else { fatalError("Only collections managed by a Realm can be observed") }
+    return core.observeCollection(
+      results().state, keyPaths: keyPaths, queue: queue,
+      rebuild: { state in
+        guard case .list(let owner, _, let index)? = state.source else { return MutableSet() }
+        return MutableSet(parent: owner, index: index)
+      }, collection: self, block: block)
+  }
+}
+
+extension LinkingObjects {
+  /// Calls `block` with the linking objects' initial state, then after each commit that
+  /// changes them, on `queue` when given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void
+  ) -> NotificationToken {
+    guard let core = owner?._core else { fatalError("Only collections managed by a Realm can be observed") }
+    let name = propertyName
+    return core.observeCollection(
+      results().state, keyPaths: keyPaths, queue: queue,
+      rebuild: { state in
+        guard case .list(let owner, _, let index)? = state.source else {
+          return LinkingObjects(fromOriginProperty: name)
+        }
+        return LinkingObjects(owner: owner, index: index, propertyName: name)
+      }, collection: self, block: block)
+  }
+}
+
+extension AnyRealmCollection {
+  /// Calls `block` with the collection's initial state, then after each commit that changes it.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
+  ) -> NotificationToken {
+    let state: ResultsState
+    switch base {
+    case let results as Results<Element>: state = results.state
+    case let list as List<Element>: state = list.results().state
+    case let set as MutableSet<Element>: state = set.results().state
+    default: state = base.sorted(by: [SortDescriptor]()).state
+    }
+    guard let core = state.core else { fatalError("Only collections managed by a Realm can be observed") }
+    return core.observeCollection(
+      state, keyPaths: keyPaths, queue: queue, rebuild: { AnyRealmCollection(Results<Element>(state: $0)) },
+      collection: self, block: block)
+  }
+}
+
+extension Map {
+  /// Calls `block` with the map's initial state, then after each commit that changes its
+  /// entries or the objects it holds, on `queue` when given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void
+  ) -> NotificationToken {
+    guard let parent, let core = parent._core, let table = parent._table else {
+      fatalError("Only collections managed by a Realm can be observed")
+    }
+    let token = NotificationToken()
+    let index = propertyIndex
+    guard let queue else {
+      let observer = MapObserver(
+        token: token, map: self, owner: parent, table: table, index: index, keyPaths: keyPaths, core: core,
+        block: block)
+      core.addObserver(observer)
+      core.schedule { [self] in if !token.isInvalidated { block(.initial(self)) } }
+      return token
+    }
+    let (tableName, key) = (table.name, parent._key)
+    RealmCore.startOnQueue(
+      queue, configuration: core.configuration,
+      setUp: { core in
+        guard let table = core.table(named: tableName), core.exists(table: table, key: key) else { return }
+        let owner = core.object(table, key)
+        let map = Map(parent: owner, index: index)
+        core.addObserver(
+          MapObserver(
+            token: token, map: map, owner: owner, table: table, index: index, keyPaths: keyPaths, core: core,
+            block: block))
+        if !token.isInvalidated { block(.initial(map)) }
+      }, onError: { block(.error($0)) })
+    return token
+  }
+}
+
+/// Objects that can be observed with `ObjectChange` of their own type. Not for direct use.
+public protocol _ObservableObject: ObjectBase {}
+extension Object: _ObservableObject {}
+extension EmbeddedObject: _ObservableObject {}
+
+extension _ObservableObject {
+  /// Calls `block` after each commit that changes the object's properties (or, without key
+  /// paths, objects it links to), with the changed properties; `.deleted` when it is deleted.
+  /// On `queue` when given.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
+  ) -> NotificationToken {
+    observeObject(keyPaths: keyPaths, on: queue, block)
+  }
+
+  /// Like `observe(keyPaths:on:_:)`, with the key paths as Swift key paths.
+  public func observe(
+    keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
+  ) -> NotificationToken {
+    observeObject(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+}
+
+extension ObjectBase {
+  func observeObject<T: ObjectBase>(
+    keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<T>) -> Void
+  ) -> NotificationToken {
+    guard let core = _core, let table = _table, let object = self as? T else {
+      fatalError("Only objects which are managed by a Realm support change notifications")
+    }
+    if core.isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
+    let token = NotificationToken()
+    guard let queue else {
+      core.addObserver(
+        ObjectObserver(token: token, object: object, table: table, keyPaths: keyPaths, core: core, block: block))
+      return token
+    }
+    let (tableName, key) = (table.name, _key)
+    RealmCore.startOnQueue(
+      queue, configuration: core.configuration,
+      setUp: { core in
+        guard let table = core.table(named: tableName), core.exists(table: table, key: key),
+          let object = core.object(table, key) as? T
+        else { return }
+        core.addObserver(
+          ObjectObserver(token: token, object: object, table: table, keyPaths: keyPaths, core: core, block: block))
+      },
+      onError: { error in
+        block(.error(NSError(domain: "io.realm", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(error)"])))
+      })
+    return token
+  }
+}

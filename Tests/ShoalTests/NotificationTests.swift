@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+import Shoal
+import Synchronization
+import Testing
+
+/// Collects notifications delivered on another queue; `next()` waits for the next one.
+final class Inbox<T: Sendable>: Sendable {
+  private let items = Mutex<[T]>([])
+  private let signal = DispatchSemaphore(value: 0)
+
+  func put(_ item: T) {
+    items.withLock { $0.append(item) }
+    signal.signal()
+  }
+
+  /// The next item, waiting at most 30 s (nil on timeout).
+  func next() -> T? {
+    guard signal.wait(timeout: .now() + 30) == .success else { return nil }
+    return items.withLock { $0.removeFirst() }
+  }
+}
+
+/// A collection change, reduced to plain values that can cross threads.
+enum Seen: Equatable, Sendable {
+  case initial(Int)
+  case update(count: Int, deletions: [Int], insertions: [Int], modifications: [Int])
+  case error
+
+  init<C: Collection>(_ change: RealmCollectionChange<C>) {
+    switch change {
+    case .initial(let c): self = .initial(c.count)
+    case .update(let c, let d, let i, let m):
+      self = .update(count: c.count, deletions: d, insertions: i, modifications: m)
+    case .error: self = .error
+    }
+  }
+}
+
+@Suite("Notifications: collections, objects, maps, the Realm")
+struct NotificationTests {
+  @Test func resultsReportInsertionsDeletionsAndModifications() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write { realm.add((0..<5).map { Person(id: $0, name: "p\($0)", age: 10 * $0) }) }
+    var seen: [Seen] = []
+    let results = realm.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "age")
+    let token = results.observe { seen.append(Seen($0)) }
+    #expect(seen == [.initial(3)])  // off the main thread, delivered at once
+    try realm.write { realm.add(Person(id: 9, name: "n", age: 25)) }
+    #expect(seen.last == .update(count: 4, deletions: [], insertions: [1], modifications: []))
+    try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 3)?.name = "renamed" }
+    #expect(seen.last == .update(count: 4, deletions: [], insertions: [], modifications: [2]))
+    try realm.write { realm.delete(realm.object(ofType: Person.self, forPrimaryKey: 2)!) }
+    #expect(seen.last == .update(count: 3, deletions: [0], insertions: [], modifications: []))
+    // Leaving the query's range is a deletion; writes to objects outside it notify nothing.
+    try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 4)?.age = 1 }
+    #expect(seen.last == .update(count: 2, deletions: [2], insertions: [], modifications: []))
+    let before = seen.count
+    try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 0)?.name = "x" }
+    #expect(seen.count == before)
+    token.invalidate()
+    try realm.write { realm.add(Person(id: 10, name: "late", age: 99)) }
+    #expect(seen.count == before)
+  }
+
+  @Test func keyPathFiltersAndLinkedObjects() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      let p = Person(id: 1, name: "a", age: 1)
+      p.dog = Dog(value: ["name": "rex", "age": 1])
+      realm.add(p)
+    }
+    let people = realm.objects(Person.self)
+    var all: [Seen] = []
+    var onlyAge: [Seen] = []
+    var dogName: [Seen] = []
+    let t1 = people.observe { all.append(Seen($0)) }
+    let t2 = people.observe(keyPaths: ["age"]) { onlyAge.append(Seen($0)) }
+    let t3 = people.observe(keyPaths: ["dog.name"]) { dogName.append(Seen($0)) }
+    try realm.write { people.first?.name = "b" }
+    #expect(all.count == 2 && onlyAge.count == 1 && dogName.count == 1)
+    try realm.write { people.first?.age = 2 }
+    #expect(all.count == 3 && onlyAge.count == 2 && dogName.count == 1)
+    // Without key paths, a linked object's change counts; with "dog.name", only its name does.
+    try realm.write { people.first?.dog?.age = 5 }
+    #expect(all.count == 4 && onlyAge.count == 2 && dogName.count == 1)
+    try realm.write { people.first?.dog?.name = "max" }
+    #expect(all.count == 5 && dogName.count == 2)
+    #expect(dogName.last == .update(count: 1, deletions: [], insertions: [], modifications: [0]))
+    let typed = people.observe(keyPaths: [\Person.age]) { _ in }
+    withExtendedLifetime([t1, t2, t3, typed]) {}
+  }
+
+  @Test func objectChangesCarryPropertyNamesAndValues() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let person = Person(id: 1, name: "a", age: 1)
+    try realm.write { realm.add(person) }
+    var changes: [[String]] = []
+    var values: [(Any?, Any?)] = []
+    var deleted = false
+    let token = person.observe { change in
+      switch change {
+      case .change(let object, let properties):
+        #expect(object.id == 1)
+        changes.append(properties.map(\.name))
+        values += properties.map { ($0.oldValue, $0.newValue) }
+      case .deleted: deleted = true
+      case .error: Issue.record("unexpected error")
+      }
+    }
+    try realm.write {
+      person.name = "b"
+      person.age = 2
+    }
+    #expect(changes == [["name", "age"]])
+    // Written on this thread: no old values (as RealmSwift); new values are there.
+    #expect(values.map { $0.1 as? String ?? "\($0.1 ?? "nil")" } == ["b", "2"])
+    #expect(values.allSatisfy { $0.0 == nil })
+    try realm.write { person.name = "b" }  // assigning the same value still notifies
+    #expect(changes.count == 2)
+    let ageOnly = person.observe(keyPaths: ["age"]) { change in
+      if case .change = change { Issue.record("age did not change") }
+    }
+    try realm.write { person.nickname = "n" }
+    try realm.write { realm.delete(person) }
+    #expect(deleted)
+    withExtendedLifetime([token, ageOnly]) {}
+  }
+
+  @Test func mapChangesByKey() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let person = Person(id: 1, name: "a", age: 1)
+    person.attributes["a"] = 1
+    person.attributes["b"] = 2
+    try realm.write { realm.add(person) }
+    var updates: [([String], [String], [String])] = []
+    var initial = 0
+    let token = person.attributes.observe { change in
+      switch change {
+      case .initial(let map): initial = map.count
+      case .update(_, let deletions, let insertions, let modifications):
+        updates.append((deletions, insertions, modifications))
+      case .error: Issue.record("error")
+      }
+    }
+    #expect(initial == 2)
+    try realm.write {
+      person.attributes["a"] = 10
+      person.attributes["b"] = nil
+      person.attributes["c"] = 3
+    }
+    #expect(updates.count == 1)
+    #expect(updates.first?.0 == ["b"] && updates.first?.1 == ["c"] && updates.first?.2 == ["a"])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func realmObserveAndWithoutNotifying() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    var didChange = 0
+    var collection = 0
+    let realmToken = realm.observe { notification, _ in if notification == .didChange { didChange += 1 } }
+    let people = realm.objects(Person.self)
+    let token = people.observe { if case .update = $0 { collection += 1 } }
+    try realm.write { realm.add(Person(id: 1, name: "a", age: 1)) }
+    #expect(didChange == 1 && collection == 1)
+    try realm.write(withoutNotifying: [token]) { realm.add(Person(id: 2, name: "b", age: 1)) }
+    #expect(didChange == 2 && collection == 1)
+    try realm.write { realm.add(Person(id: 3, name: "c", age: 1)) }
+    #expect(collection == 2)
+    withExtendedLifetime([realmToken, token]) {}
+  }
+
+  @Test func otherThreadsCommitsReachAQueueObserver() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    let inbox = Inbox<Seen>()
+    let queue = DispatchQueue(label: "observer")
+    let token = realm.objects(Counter.self).observe(on: queue) { inbox.put(Seen($0)) }
+    #expect(inbox.next() == .initial(0))
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        try other.write { other.add(Counter(value: ["a", 1])) }
+      })
+    #expect(inbox.next() == .update(count: 1, deletions: [], insertions: [0], modifications: []))
+    try realm.write { realm.objects(Counter.self).first?.value = 2 }
+    #expect(inbox.next() == .update(count: 1, deletions: [], insertions: [], modifications: [0]))
+    token.invalidate()
+  }
+
+  @Test func objectObservedOnAQueueGetsOldValuesFromOtherThreads() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    let counter = Counter(value: ["a", 1])
+    try realm.write { realm.add(counter) }
+    let inbox = Inbox<String>()
+    let queue = DispatchQueue(label: "object")
+    let token = counter.observe(on: queue) { change in
+      if case .change(_, let properties) = change {
+        inbox.put(properties.map { "\($0.name):\($0.oldValue ?? "nil")->\($0.newValue ?? "nil")" }.joined())
+      } else if case .deleted = change {
+        inbox.put("deleted")
+      }
+    }
+    // The observer registers on its queue; wait for that before writing.
+    queue.sync {}
+    try realm.write { counter.value = 5 }
+    #expect(inbox.next() == "value:1->5")
+    try realm.write { realm.delete(counter) }
+    #expect(inbox.next() == "deleted")
+    token.invalidate()
+  }
+}
