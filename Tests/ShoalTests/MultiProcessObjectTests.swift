@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Shoal
 import ShoalSharedModels
@@ -92,6 +93,27 @@ struct MultiProcessObjectTests {
     realm.refresh()
     #expect(realm.objects(Note.self).count == 81)
     #expect(try worker.send("count") == "count 81")
+    _ = try? worker.send("quit")
+  }
+
+  @Test func anotherProcessesCommitReachesAnObserverHere() throws {
+    var config = fileConfiguration("observed")
+    config.objectTypes = [Note.self]
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.add(Note(value: ["id": "mine", "author": "me", "priority": 1])) }
+    let worker = try RealmWorker(file: config.fileURL!.path)
+    let inbox = Inbox<Seen>()
+    let queue = DispatchQueue(label: "cross-process observer")
+    let notes = realm.objects(Note.self).sorted(byKeyPath: "id")
+    let token = notes.observe(on: queue) { inbox.put(Seen($0)) }
+    #expect(inbox.next() == .initial(1))
+    // Inserted by the other process: "w-0", "w-1", "w-2" sort after "mine".
+    #expect(try worker.send("add 3 w") == "added 4")
+    #expect(inbox.next() == .update(count: 4, deletions: [], insertions: [1, 2, 3], modifications: []))
+    // A local write gives the same shape of change set.
+    try realm.write { realm.object(ofType: Note.self, forPrimaryKey: "mine")?.priority = 2 }
+    #expect(inbox.next() == .update(count: 4, deletions: [], insertions: [], modifications: [0]))
+    token.invalidate()
     _ = try? worker.send("quit")
   }
 }
