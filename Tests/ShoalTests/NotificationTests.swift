@@ -15,8 +15,11 @@ final class Inbox<T: Sendable>: Sendable {
   }
 
   /// The next item, waiting at most 30 s (nil on timeout).
-  func next() -> T? {
-    guard signal.wait(timeout: .now() + 30) == .success else { return nil }
+  func next() -> T? { nextWithin(30) }
+
+  /// The next item, waiting at most `seconds` (nil on timeout).
+  func nextWithin(_ seconds: Double) -> T? {
+    guard signal.wait(timeout: .now() + seconds) == .success else { return nil }
     return items.withLock { $0.removeFirst() }
   }
 }

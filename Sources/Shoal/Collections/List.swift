@@ -41,6 +41,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
   private func checkWrite() {
     if let core = parent?._core {
+      if core.isFrozen { fatalError("Attempting to modify a frozen collection - call thaw on the collection first.") }
       core.requireWrite("Cannot modify managed RLMArray outside of a write transaction.")
     }
   }

@@ -30,6 +30,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
   private func update(_ body: (inout [RowValue]) -> Void) {
     guard let parent, let core = parent._core else { return }
+    if core.isFrozen { fatalError("Attempting to modify a frozen collection - call thaw on the collection first.") }
     core.requireWrite("Cannot modify managed RLMSet outside of a write transaction.")
     var items = stored
     body(&items)

@@ -18,6 +18,14 @@ final class ResultsState {
   var distinct: [String] = []
   private var cached: [RowValue]?
   private var cachedStamp: UInt64 = 0
+  /// The evaluated elements of frozen results (set once, then only read, from any thread).
+  private var frozenItems: [RowValue]?
+
+  /// Evaluates the (frozen) collection now, so later reads write nothing.
+  func freezeItems() {
+    frozenItems = nil
+    frozenItems = items()
+  }
 
   init(core: RealmCore?, source: ResultsSource?, unmanaged: [Any]?) {
     self.core = core
@@ -98,6 +106,7 @@ final class ResultsState {
   /// The stored elements (`.link(key)` for objects), evaluated lazily and cached until the
   /// Realm's view changes.
   func items() -> [RowValue] {
+    if let frozenItems { return frozenItems }
     guard let core, let source else { return [] }
     if let cached, cachedStamp == core.stamp { return cached }
     var items: [RowValue] = []
@@ -152,8 +161,11 @@ final class ResultsState {
     }
     if !distinct.isEmpty { items = applyDistinct(items, core: core) }
     if !sorts.isEmpty { items = applySort(items, core: core) }
-    cached = items
-    cachedStamp = core.stamp
+    // Frozen results may be read from several threads: they write no cache.
+    if !core.isFrozen {
+      cached = items
+      cachedStamp = core.stamp
+    }
     return items
   }
 

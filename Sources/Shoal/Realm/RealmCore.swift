@@ -8,7 +8,7 @@ final class RealmCore {
   let file: SharedFile
   let schema: RealmSchema
   /// The version this Realm sees (also kept pinned during a write: the state before it).
-  private(set) var read: ReadTransaction?
+  var read: ReadTransaction?
   private(set) var write: WriteTransaction?
   /// Observers registered on this Realm (see `Notifications/`).
   var observers: [any RealmObserver] = []
@@ -21,6 +21,8 @@ final class RealmCore {
   var skippedTokens: [NotificationToken] = []
   /// Whether this Realm is a frozen snapshot.
   let isFrozen: Bool
+  /// The frozen Realm of the current version, while something holds it.
+  weak var frozenCore: RealmCore?
   /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
   private(set) var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.
@@ -126,13 +128,13 @@ final class RealmCore {
   }
 
   func beginWrite() throws(Realm.Error) {
+    if isFrozen { throw Realm.Error(.fail, "Can't perform transactions on a frozen Realm") }
     guard write == nil else {
       fatalError("The Realm is already in a write transaction")
     }
     guard !configuration.readOnly else {
       fatalError("Can't perform transactions on read-only Realms.")
     }
-    if isFrozen { fatalError("Can't perform transactions on a frozen Realm") }
     // Catch up first, delivering what other threads and processes committed meanwhile; the
     // snapshot stays pinned through the write as the state before it.
     _ = refresh()
@@ -227,6 +229,7 @@ final class RealmCore {
   // MARK: Rows
 
   func row(_ table: TableInfo, _ key: ObjectKey) -> [RowValue]? {
+    if isFrozen, let read { return row(table, key, in: read) }
     let cacheKey = RowKey(table: ObjectIdentifier(table), key: key)
     if rowCacheStamp == stamp {
       if let row = rowCache[cacheKey] { return row }
@@ -243,6 +246,7 @@ final class RealmCore {
 
   /// Keeps a decoded row for later reads at the current stamp.
   func cacheRow(_ row: [RowValue], table: TableInfo, key: ObjectKey) {
+    if isFrozen { return }
     if rowCacheStamp != stamp {
       if !rowCache.isEmpty { rowCache.removeAll(keepingCapacity: true) }
       rowCacheStamp = stamp
@@ -286,6 +290,13 @@ final class RealmCore {
 
   /// The current row of a managed object (cached in the object until the stamp moves).
   func currentRow(of object: ObjectBase, table: TableInfo) -> [RowValue] {
+    if isFrozen {
+      // Frozen objects may be read from several threads at once: no caches are written.
+      guard let read, let row = row(table, object._key, in: read) else {
+        fatalError("Object has been deleted or invalidated.")
+      }
+      return row
+    }
     if object._rowStamp == stamp, let row = object._row { return row }
     guard let row = row(table, object._key) else {
       fatalError("Object has been deleted or invalidated.")
@@ -304,6 +315,7 @@ final class RealmCore {
   }
 
   func setStoredValue(_ value: RowValue, of object: ObjectBase, table: TableInfo, at index: Int) {
+    if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
     requireWrite()
     if index == table.primaryKeyIndex {
       let current = currentRow(of: object, table: table)[index]

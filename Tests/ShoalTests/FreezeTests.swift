@@ -1,0 +1,116 @@
+import Dispatch
+import Foundation
+import Shoal
+import Testing
+
+@Suite("Frozen snapshots and thawing")
+struct FreezeTests {
+  @Test func frozenRealmSeesItsVersionOnly() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    try realm.write { realm.add(Counter(value: ["a", 1])) }
+    let frozen = realm.freeze()
+    #expect(frozen.isFrozen && !realm.isFrozen)
+    try realm.write {
+      realm.add(Counter(value: ["b", 2]))
+      realm.objects(Counter.self).first?.value = 10
+    }
+    #expect(frozen.objects(Counter.self).count == 1)
+    #expect(frozen.object(ofType: Counter.self, forPrimaryKey: "a")?.value == 1)
+    #expect(frozen.objects(Counter.self).filter("value > 0").count == 1)
+    let thawed = frozen.thaw()
+    #expect(!thawed.isFrozen)
+    #expect(thawed.objects(Counter.self).count == 2)
+    // Writing to a frozen Realm is an error with RealmSwift's message.
+    let error = #expect(throws: Realm.Error.self) { try frozen.write {} }
+    #expect(error?.localizedDescription == "Can't perform transactions on a frozen Realm")
+    // Freezing twice at one version gives the same frozen Realm.
+    #expect(realm.freeze() == realm.freeze())
+  }
+
+  @Test func frozenObjectsAndCollectionsAreReadableFromOtherThreads() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    try realm.write {
+      let person = Person(id: 1, name: "Ada", age: 36)
+      person.dogs.append(Dog(value: ["name": "Rex", "age": 3]))
+      person.attributes["x"] = 1
+      realm.add(person)
+      realm.add((2..<50).map { Person(id: $0, name: "p\($0)", age: $0) })
+    }
+    let person = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+    let frozenPerson = person.freeze()
+    let frozenResults = realm.objects(Person.self).filter("age > 10").sorted(byKeyPath: "age").freeze()
+    let frozenDogs = person.dogs.freeze()
+    let frozenMap = person.attributes.freeze()
+    #expect(frozenPerson.isFrozen && frozenResults.isFrozen && frozenDogs.isFrozen && frozenMap.isFrozen)
+    try realm.write {
+      person.name = "changed"
+      realm.delete(realm.objects(Person.self).filter("age > 40"))
+    }
+    // Several threads read the same frozen values at once.
+    let reads = DispatchQueue(label: "reads", attributes: .concurrent)
+    let group = DispatchGroup()
+    let failures = Inbox<String>()
+    let shared = SharedFrozen(person: frozenPerson, results: frozenResults, dogs: frozenDogs, map: frozenMap)
+    for _ in 0..<8 {
+      reads.async(group: group) {
+        for _ in 0..<50 {
+          if shared.person.name != "Ada" { failures.put("name") }
+          if shared.results.count != 40 || shared.results.first?.age != 11 { failures.put("results") }
+          if shared.dogs.first?.name != "Rex" { failures.put("dogs") }
+          if shared.map["x"] != 1 { failures.put("map") }
+        }
+      }
+    }
+    group.wait()
+    #expect(failures.nextNow() == nil)
+    #expect(person.name == "changed")
+    #expect(frozenPerson.thaw()?.name == "changed")
+  }
+
+  @Test func thawOfADeletedObjectIsNil() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let counter = Counter(value: ["a", 1])
+    try realm.write { realm.add(counter) }
+    let frozen = counter.freeze()
+    try realm.write { realm.delete(counter) }
+    #expect(frozen.value == 1)
+    #expect(frozen.thaw() == nil)
+    #expect(realm.objects(Counter.self).freeze().thaw()?.count == 0)
+  }
+
+  @Test func frozenValuesPinTheirVersionUntilReleased() throws {
+    var config = fileConfiguration()
+    config.maximumNumberOfActiveVersions = 2
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.add(Counter(value: ["a", 0])) }
+    var frozen: [Counter] = []
+    frozen.append(realm.objects(Counter.self)[0].freeze())
+    try realm.write { realm.objects(Counter.self).first?.value = 1 }
+    frozen.append(realm.objects(Counter.self)[0].freeze())
+    try realm.write { realm.objects(Counter.self).first?.value = 2 }
+    // Two old versions pinned by frozen objects: the limit of 2 is exceeded.
+    #expect(throws: Realm.Error.self) { try realm.write { realm.objects(Counter.self).first?.value = 3 } }
+    #expect(frozen.map(\.value) == [0, 1])
+    frozen.removeAll()
+    try realm.write { realm.objects(Counter.self).first?.value = 3 }
+  }
+}
+
+/// Frozen values shared by reader threads in a test.
+final class SharedFrozen: @unchecked Sendable {  // safe: frozen values are immutable and read-only
+  let person: Person
+  let results: Results<Person>
+  let dogs: List<Dog>
+  let map: Map<String, Int>
+  init(person: Person, results: Results<Person>, dogs: List<Dog>, map: Map<String, Int>) {
+    self.person = person
+    self.results = results
+    self.dogs = dogs
+    self.map = map
+  }
+}
+
+extension Inbox {
+  /// The next item if one is already there.
+  func nextNow() -> T? { nextWithin(0) }
+}
