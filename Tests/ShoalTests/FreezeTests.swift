@@ -114,3 +114,52 @@ extension Inbox {
   /// The next item if one is already there.
   func nextNow() -> T? { nextWithin(0) }
 }
+
+@Suite("Thread-safe references")
+struct ThreadSafeReferenceTests {
+  @Test func objectsAndCollectionsCrossThreads() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    try realm.write {
+      let p = Person(id: 1, name: "Ada", age: 36)
+      p.dogs.append(Dog(value: ["name": "Rex"]))
+      realm.add(p)
+      realm.add(Person(id: 2, name: "Bo", age: 5))
+    }
+    let person = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+    let personRef = ThreadSafeReference(to: person)
+    let resultsRef = ThreadSafeReference(to: realm.objects(Person.self).filter("age > 10"))
+    let dogsRef = ThreadSafeReference(to: person.dogs)
+    #expect(!personRef.isInvalidated)
+    let answers = Inbox<String>()
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        let p = other.resolve(personRef)
+        let r = other.resolve(resultsRef)
+        let d = other.resolve(dogsRef)
+        answers.put("\(p?.name ?? "-") \(r?.count ?? -1) \(d?.first?.name ?? "-")")
+        try other.write { p?.name = "renamed" }
+      })
+    #expect(answers.next() == "Ada 1 Rex")
+    #expect(personRef.isInvalidated)
+    realm.refresh()
+    #expect(person.name == "renamed")
+  }
+
+  @Test func aDeletedObjectResolvesToNil() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    let counter = Counter(value: ["a", 1])
+    try realm.write { realm.add(counter) }
+    let ref = ThreadSafeReference(to: counter)
+    try realm.write { realm.delete(counter) }
+    let answers = Inbox<Bool>()
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        answers.put(other.resolve(ref) == nil)
+      })
+    #expect(answers.next() == true)
+  }
+}

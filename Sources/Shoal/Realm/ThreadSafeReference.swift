@@ -1,0 +1,167 @@
+import ShoalStorage
+import Synchronization
+
+/// Values confined to the thread (or queue, or actor) of their Realm: objects and
+/// collections (RealmSwift's `ThreadConfined`).
+public protocol ThreadConfined {
+  /// The Realm the value belongs to, or nil when unmanaged.
+  var realm: Realm? { get }
+  /// Whether the value can no longer be accessed.
+  var isInvalidated: Bool { get }
+  /// Whether the value belongs to a frozen Realm.
+  var isFrozen: Bool { get }
+  /// A frozen copy, readable from any thread.
+  func freeze() -> Self
+  /// The live value for a frozen one.
+  func thaw() -> Self?
+}
+
+/// How a thread-confined value is found again in another Realm instance.
+enum ConfinedLocation: @unchecked Sendable {  // safe: immutable plain values, resolved once
+  case object(table: String, key: ObjectKey)
+  case collection(CollectionBlueprint)
+}
+
+/// Values a `ThreadSafeReference` can carry.
+protocol ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { get }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any?
+}
+
+/// Carries a thread-confined value to another thread, where `Realm.resolve(_:)` gives the same
+/// object or collection in that thread's Realm (RealmSwift's `ThreadSafeReference`). Resolve it
+/// once: until then it pins the version it was made at.
+public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
+  let location: ConfinedLocation
+  let pin: ReadTransactionPin
+  let fileKey: String
+  private let state: ResolutionState
+
+  final class ResolutionState: Sendable {
+    let resolved = Atomic<Bool>(false)
+  }
+
+  /// Creates a reference to a managed object or collection.
+  public init(to threadConfined: Confined) {
+    guard let resolvable = threadConfined as? any ThreadSafeResolvable, let realm = threadConfined.realm else {
+      fatalError("Cannot construct reference to unmanaged object, which can be passed across threads directly")
+    }
+    if threadConfined.isInvalidated {
+      fatalError("Cannot construct reference to invalidated object")
+    }
+    location = resolvable.confinedLocation
+    pin = ReadTransactionPin(realm.core.read)
+    fileKey = realm.core.configuration.fileKey
+    state = ResolutionState()
+  }
+
+  /// Whether the reference was resolved already.
+  public var isInvalidated: Bool { state.resolved.load(ordering: .acquiring) }
+
+  func markResolved() -> Bool { !state.resolved.exchange(true, ordering: .acquiringAndReleasing) }
+}
+
+/// Keeps the version a reference was made at pinned until it is resolved or released.
+final class ReadTransactionPin: Sendable {
+  let transaction: ReadTransaction?
+  init(_ transaction: ReadTransaction?) { self.transaction = transaction }
+}
+
+extension Realm {
+  /// The object or collection `reference` carries, in this Realm; nil when it was deleted.
+  /// This Realm moves to the reference's version first if it is older. A reference resolves once.
+  public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
+    guard reference.markResolved() else { fatalError("Can only resolve a thread safe reference once.") }
+    guard reference.fileKey == core.configuration.fileKey else {
+      fatalError("Cannot resolve thread safe reference in Realm with different configuration than the source Realm.")
+    }
+    if let pinned = reference.pin.transaction?.version, let now = core.read?.version, now < pinned,
+      !core.isInWriteTransaction, !core.isFrozen
+    {
+      _ = core.refresh()
+    }
+    guard let type = Confined.self as? any ThreadSafeResolvable.Type else { return nil }
+    return type.resolve(reference.location, in: core) as? Confined
+  }
+}
+
+extension ObjectBase {
+  var objectLocation: ConfinedLocation {
+    guard let table = _table else { fatalError("Unmanaged objects have no location") }
+    return .object(table: table.name, key: _key)
+  }
+
+  static func resolveObject(_ location: ConfinedLocation, in core: RealmCore) -> ObjectBase? {
+    guard case .object(let name, let key) = location, let table = core.table(named: name),
+      core.exists(table: table, key: key)
+    else { return nil }
+    return core.object(table, key)
+  }
+}
+
+extension Object: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { objectLocation }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? { resolveObject(location, in: core) }
+}
+
+extension EmbeddedObject: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { objectLocation }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? { resolveObject(location, in: core) }
+}
+
+extension Results: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { .collection(CollectionBlueprint(state)) }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .collection(let blueprint) = location, let state = blueprint.state(in: core) else { return nil }
+    return Results(state: state)
+  }
+}
+
+extension List: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { .collection(CollectionBlueprint(results().state)) }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .collection(let blueprint) = location,
+      case .list(let owner, _, let index)? = blueprint.state(in: core)?.source
+    else { return nil }
+    return List(parent: owner, index: index)
+  }
+}
+
+extension MutableSet: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { .collection(CollectionBlueprint(results().state)) }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .collection(let blueprint) = location,
+      case .list(let owner, _, let index)? = blueprint.state(in: core)?.source
+    else { return nil }
+    return MutableSet(parent: owner, index: index)
+  }
+}
+
+extension Map: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { .collection(CollectionBlueprint(results().state)) }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .collection(let blueprint) = location,
+      case .list(let owner, _, let index)? = blueprint.state(in: core)?.source
+    else { return nil }
+    return Map(parent: owner, index: index)
+  }
+}
+
+extension LinkingObjects: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { .collection(CollectionBlueprint(results().state)) }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .collection(let blueprint) = location,
+      case .list(let owner, let table, let index)? = blueprint.state(in: core)?.source
+    else { return nil }
+    return LinkingObjects(
+      owner: owner, index: index, propertyName: table.properties[index].linkOriginPropertyName ?? "")
+  }
+}
+
+extension AnyRealmCollection: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { .collection(CollectionBlueprint(base.sorted(by: [SortDescriptor]()).state)) }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .collection(let blueprint) = location, let state = blueprint.state(in: core) else { return nil }
+    return AnyRealmCollection(Results<Element>(state: state))
+  }
+}
