@@ -214,3 +214,60 @@ struct NotificationTests {
     token.invalidate()
   }
 }
+
+@Suite("Async sequences of changes")
+struct AsyncChangeTests {
+  @Test func resultsChangesArriveAsFrozenSnapshots() async throws {
+    let config = fileConfiguration()
+    let stream = try { () throws -> AsyncStream<RealmCollectionChange<Results<Counter>>> in
+      let realm = try Realm(configuration: config)
+      return realm.objects(Counter.self).sorted(byKeyPath: "name").changes()
+    }()
+    var iterator = stream.makeAsyncIterator()
+    guard case .initial(let initial)? = await iterator.next() else {
+      Issue.record("no initial")
+      return
+    }
+    #expect(initial.isFrozen && initial.isEmpty)
+    #expect(
+      Thread.detachAndWait {
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.add([Counter(value: ["b", 2]), Counter(value: ["a", 1])]) }
+      })
+    guard case .update(let results, let deletions, let insertions, _)? = await iterator.next() else {
+      Issue.record("no update")
+      return
+    }
+    #expect(results.isFrozen && results.map(\.name) == ["a", "b"])
+    #expect(deletions.isEmpty && insertions == [0, 1])
+  }
+
+  @Test func objectChangesEndWithDeletion() async throws {
+    let config = fileConfiguration()
+    let stream = try { () throws -> AsyncStream<ObjectChange<Counter>> in
+      let realm = try Realm(configuration: config)
+      let counter = Counter(value: ["a", 1])
+      try realm.write { realm.add(counter) }
+      return counter.changes()
+    }()
+    // The observer starts from the version `changes()` was called at: later writes are seen
+    // even if they land before its queue has registered it.
+    #expect(
+      Thread.detachAndWait {
+        let realm = try Realm(configuration: config)
+        try realm.write { realm.objects(Counter.self).first?.value = 7 }
+        try realm.write { realm.deleteAll() }
+      })
+    var seen: [String] = []
+    for await change in stream {
+      switch change {
+      case .change(let object, let properties):
+        #expect(object.isFrozen)
+        seen.append(properties.map { "\($0.name)=\($0.newValue ?? "nil")" }.joined())
+      case .deleted: seen.append("deleted")
+      case .error: seen.append("error")
+      }
+    }
+    #expect(seen == ["value=7", "deleted"])
+  }
+}

@@ -85,3 +85,30 @@ final class Handover<T>: @unchecked Sendable {  // safe: set before the hop, rea
     return value
   }
 }
+
+// Sendability. Frozen collections and objects are immutable and safe to read from any thread;
+// the async change streams carry only frozen values. Live (unfrozen) values stay confined to
+// their Realm's thread or queue, as in RealmSwift: sending one elsewhere is a programming error
+// the type system cannot see, which is why these conformances are unchecked.
+extension RealmCollectionChange: @unchecked Sendable {}  // safe: streams yield frozen collections only
+extension ObjectChange: @unchecked Sendable {}  // safe: streams yield frozen objects only
+extension RealmMapChange: @unchecked Sendable {}  // safe: streams yield frozen maps only
+extension PropertyChange: @unchecked Sendable {}  // safe: streams carry plain values and frozen objects only
+extension Results: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension List: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension MutableSet: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension Map: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension LinkingObjects: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension AnyRealmCollection: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension Realm: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+
+extension PropertyChange {
+  /// The same change with any objects in it frozen, for sending to another task.
+  func frozen() -> PropertyChange {
+    func freeze(_ value: Any?) -> Any? {
+      guard let object = value as? ObjectBase, object._core != nil else { return value }
+      return object.frozenCopy() as ObjectBase
+    }
+    return PropertyChange(name: name, oldValue: freeze(oldValue), newValue: freeze(newValue))
+  }
+}

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ShoalStorage
 
 extension Realm {
   /// Calls `block` after each commit that this Realm moves to (its own, another thread's, or
@@ -82,15 +83,21 @@ struct CollectionBlueprint: @unchecked Sendable {  // safe: immutable values, ha
 extension RealmCore {
   /// Opens a Realm owned by `queue` and runs `setUp` there (registering an observer); errors go
   /// to `onError`, on the queue.
+  ///
+  /// The queue's Realm starts at `snapshot` (the observing Realm's version when `observe` was
+  /// called) and then catches up, so commits made after the call are never missed.
   static func startOnQueue(
-    _ queue: DispatchQueue, configuration: Realm.Configuration, setUp: @escaping (RealmCore) throws -> Void,
-    onError: @escaping (any Error) -> Void
+    _ queue: DispatchQueue, configuration: Realm.Configuration, snapshot: ReadTransaction?,
+    setUp: @escaping (RealmCore) throws -> Void, onError: @escaping (any Error) -> Void
   ) {
     let work = Handover((setUp, onError))
     queue.async {
       guard let (setUp, onError) = work.take() else { return }
       do {
-        try setUp(try RealmCore.forQueue(configuration, queue))
+        let core = try RealmCore.forQueue(configuration, queue)
+        if let snapshot { core.read = snapshot }
+        try setUp(core)
+        _ = core.refresh()
       } catch {
         onError(error)
       }
@@ -122,7 +129,7 @@ extension RealmCore {
     }
     let blueprint = CollectionBlueprint(state)
     RealmCore.startOnQueue(
-      queue, configuration: configuration,
+      queue, configuration: configuration, snapshot: read,
       setUp: { core in
         guard let state = blueprint.state(in: core) else { return }
         let observer = CollectionObserver(
@@ -261,7 +268,7 @@ extension Map {
     }
     let (tableName, key) = (table.name, parent._key)
     RealmCore.startOnQueue(
-      queue, configuration: core.configuration,
+      queue, configuration: core.configuration, snapshot: core.read,
       setUp: { core in
         guard let table = core.table(named: tableName), core.exists(table: table, key: key) else { return }
         let owner = core.object(table, key)
@@ -315,7 +322,7 @@ extension ObjectBase {
     }
     let (tableName, key) = (table.name, _key)
     RealmCore.startOnQueue(
-      queue, configuration: core.configuration,
+      queue, configuration: core.configuration, snapshot: core.read,
       setUp: { core in
         guard let table = core.table(named: tableName), core.exists(table: table, key: key),
           let object = core.object(table, key) as? T

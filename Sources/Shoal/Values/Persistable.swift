@@ -50,7 +50,7 @@ extension _Persistable {
 }
 
 /// A type that can be an element of `List`, `MutableSet`, `Results` or a value of `Map`.
-public protocol RealmCollectionValue: _Persistable, Hashable {}
+public protocol RealmCollectionValue: _Persistable, Hashable, SendableMetatype {}
 
 /// A type that can be a `Map` key. Only `String`, as in RealmSwift.
 public protocol _MapKey: Hashable, Sendable {
