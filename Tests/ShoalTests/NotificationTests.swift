@@ -271,3 +271,58 @@ struct AsyncChangeTests {
     #expect(seen == ["value=7", "deleted"])
   }
 }
+
+actor Watcher {
+  var seen: [Int] = []
+  func note(_ count: Int) { seen.append(count) }
+}
+
+@Suite("Asynchronous writes and actors")
+struct AsyncWriteTests {
+  @Test func writeAsyncCommitsAndCompletes() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    var completed = false
+    let id = realm.writeAsync(
+      { realm.add(Counter(value: ["a", 1])) }, onComplete: { error in completed = error == nil })
+    #expect(id > 0)
+    // Off the main thread, the write runs at once.
+    #expect(completed)
+    #expect(realm.objects(Counter.self).count == 1)
+    realm.beginAsyncWrite {
+      realm.objects(Counter.self).first?.value = 2
+      realm.commitAsyncWrite()
+    }
+    #expect(realm.objects(Counter.self).first?.value == 2)
+    #expect(!realm.isPerformingAsynchronousWriteOperations)
+    try realm.cancelAsyncWrite(12345)
+  }
+
+  @Test func actorObserversRunIsolatedToTheirActor() async throws {
+    let config = fileConfiguration()
+    let watcher = Watcher()
+    let realm = try await Realm(configuration: config, actor: watcher)
+    // An AsyncStream, not a semaphore: blocking a cooperative thread could starve the actor.
+    let (counts, continuation) = AsyncStream.makeStream(of: Int.self)
+    var iterator = counts.makeAsyncIterator()
+    let token = await realm.objects(Counter.self).observe(on: watcher) { watcher, change in
+      switch change {
+      case .initial(let results):
+        watcher.note(results.count)
+        continuation.yield(results.count)
+      case .update(let results, _, _, _):
+        watcher.note(results.count)
+        continuation.yield(results.count)
+      case .error: continuation.yield(-1)
+      }
+    }
+    #expect(await iterator.next() == 0)
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        try other.write { other.add(Counter(value: ["x", 1])) }
+      })
+    #expect(await iterator.next() == 1)
+    #expect(await watcher.seen == [0, 1])
+    token.invalidate()
+  }
+}

@@ -9,6 +9,8 @@ enum DeliveryMode {
   case currentThread
   /// A serial queue owning this Realm (`observe(on: queue)`).
   case queue(DispatchQueue)
+  /// An actor owning this Realm (`Realm(configuration:actor:)`, `observe(on: actor)`).
+  case actor(any Actor)
 }
 
 /// One registered observation on a Realm.
@@ -275,7 +277,7 @@ final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: RealmObserve
 }
 
 /// Keeps a Realm alive for the listener thread to schedule work on its own queue.
-final class CoreBox: @unchecked Sendable {  // safe: `core` is only dereferenced on the core's own queue
+final class CoreBox: @unchecked Sendable {  // safe: `core` is only dereferenced on its own queue or actor
   let core: RealmCore
   init(_ core: RealmCore) { self.core = core }
 }
@@ -299,6 +301,11 @@ extension RealmCore {
     case .currentThread where Thread.isMainThread:
       let box = WeakCoreBox(self)
       wakeToken = store.addChangeListener { _, _ in DispatchQueue.main.async { box.core?.wake() } }
+    case .actor(let actor):
+      let box = CoreBox(self)
+      wakeToken = store.addChangeListener { _, _ in
+        Task { await runIsolated(actor, Handover<() -> Void>({ box.core.wake() })) }
+      }
     case .currentThread:
       break
     }
@@ -365,6 +372,9 @@ extension RealmCore {
     case .currentThread where Thread.isMainThread:
       let work = Handover(body)
       DispatchQueue.main.async { work.take()?() }
+    case .actor(let actor):
+      let work = Handover(body)
+      Task { await runIsolated(actor, work) }
     case .currentThread:
       body()
     }

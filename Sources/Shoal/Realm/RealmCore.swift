@@ -23,6 +23,8 @@ final class RealmCore {
   let isFrozen: Bool
   /// The frozen Realm of the current version, while something holds it.
   weak var frozenCore: RealmCore?
+  /// Queued `writeAsync`/`beginAsyncWrite` blocks.
+  let asyncWrites = AsyncWrites()
   /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
   private(set) var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.
