@@ -15,6 +15,10 @@ final class Fish: Object {
 @main
 struct Demo {
   static func main() throws {
+    if CommandLine.arguments.count > 3, CommandLine.arguments[1] == "observe" {
+      try LiveDemo.observe(path: CommandLine.arguments[2], name: CommandLine.arguments[3])
+      return
+    }
     let path = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "demo.realm"
     let configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Fish.self])
     do {
@@ -55,5 +59,6 @@ struct Demo {
     }
     let report = store.verify()
     print("verify: \(report.isOK ? "ok" : report.problems.joined(separator: "; "))")
+    try LiveDemo.run(configuration: configuration)
   }
 }
