@@ -160,8 +160,8 @@ public final class Migration {
 
   /// Carries the values of `oldName` over to `newName` for every object of `typeName`.
   public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
-    guard let old = oldSchemas[typeName], let oldIndex = old.properties.firstIndex(where: { $0.name == oldName }),
-      let new = newSchemas[typeName], let newIndex = new.properties.firstIndex(where: { $0.name == newName })
+    guard let old = oldSchemas[typeName], let oldIndex = old.allProperties.firstIndex(where: { $0.name == oldName }),
+      let new = newSchemas[typeName], let newIndex = new.allProperties.firstIndex(where: { $0.name == newName })
     else {
       fatalError("Cannot rename property '\(typeName).\(oldName)' to '\(newName)': one of them does not exist.")
     }

@@ -109,10 +109,10 @@ final class RealmSchema: Sendable {
   static func migrationErrors(stored: ObjectSchema, code: ObjectSchema) -> [String] {
     var errors: [String] = []
     let name = code.className
-    for old in stored.properties where code[old.name] == nil {
+    for old in stored.allProperties where code[old.name] == nil {
       errors.append("Property '\(name).\(old.name)' has been removed.")
     }
-    for new in code.properties {
+    for new in code.allProperties {
       guard let old = stored[new.name] else {
         errors.append("Property '\(name).\(new.name)' has been added.")
         continue

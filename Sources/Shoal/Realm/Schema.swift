@@ -13,9 +13,8 @@ public struct Schema: CustomStringConvertible, Equatable, Sendable {
   }
 
   public var description: String {
-    "Schema {\n"
-      + objectSchema.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") }
-      .joined(separator: "\n") + "\n}"
+    let body = objectSchema.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n" }
+    return "Schema {\n" + body.joined() + "}"
   }
 }
 
@@ -23,8 +22,11 @@ public struct Schema: CustomStringConvertible, Equatable, Sendable {
 public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
   /// The class name.
   public let className: String
-  /// The persisted properties, in declaration order.
-  public let properties: [Property]
+  /// The persisted properties, in declaration order. Linking objects are computed, not
+  /// persisted, so they are not listed here (as in RealmSwift); the subscript finds them.
+  public var properties: [Property] { allProperties.filter { $0.type != .linkingObjects } }
+  /// Every property including linking objects, in declaration order (the stored row layout).
+  let allProperties: [Property]
   /// Whether the class is an `EmbeddedObject`.
   public let isEmbedded: Bool
   /// Asymmetric objects need Atlas Device Sync, which Shoal does not have: always false.
@@ -33,19 +35,19 @@ public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
   init(className: String, isEmbedded: Bool, properties: [Property]) {
     self.className = className
     self.isEmbedded = isEmbedded
-    self.properties = properties
+    self.allProperties = properties
   }
 
   /// The primary key property, if the class has one.
-  public var primaryKeyProperty: Property? { properties.first { $0.isPrimary } }
+  public var primaryKeyProperty: Property? { allProperties.first { $0.isPrimary } }
 
-  /// The property named `propertyName`, or nil.
-  public subscript(propertyName: String) -> Property? { properties.first { $0.name == propertyName } }
+  /// The property named `propertyName` (linking objects included), or nil.
+  public subscript(propertyName: String) -> Property? { allProperties.first { $0.name == propertyName } }
 
   public var description: String {
-    "\(className) {\n"
-      + properties.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") }
-      .joined(separator: "\n") + "\n}"
+    let kind = isEmbedded ? "(embedded) " : ""
+    let body = allProperties.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n" }
+    return "\(className) \(kind){\n" + body.joined() + "}"
   }
 }
 
@@ -92,15 +94,17 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
 
   public var description: String {
     func yesNo(_ flag: Bool) -> String { flag ? "YES" : "NO" }
+    // RealmSwift's (RLMProperty's) layout.
     var lines = [
-      "\(name) {", "\ttype = \(type);", "\tcolumnName = \(name);",
+      "\(name) {", "\ttype = \(type);", "\tcolumnName = \(name);", "\tindexed = \(yesNo(isIndexed));",
+      "\tisPrimary = \(yesNo(isPrimary));", "\tarray = \(yesNo(isArray));", "\tset = \(yesNo(isSet));",
+      "\tdictionary = \(yesNo(isMap));",
     ]
-    if let objectClassName { lines.append("\tobjectClassName = \(objectClassName);") }
-    if let linkOriginPropertyName { lines.append("\tlinkOriginPropertyName = \(linkOriginPropertyName);") }
-    lines += [
-      "\tindexed = \(yesNo(isIndexed));", "\tisPrimary = \(yesNo(isPrimary));", "\tarray = \(yesNo(isArray));",
-      "\tset = \(yesNo(isSet));", "\tdictionary = \(yesNo(isMap));", "\toptional = \(yesNo(isOptional));", "}",
-    ]
+    if type == .object || type == .linkingObjects {
+      lines.append("\tobjectClassName = \(objectClassName ?? "(null)");")
+      lines.append("\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");")
+    }
+    lines += ["\toptional = \(yesNo(isOptional));", "}"]
     return lines.joined(separator: "\n")
   }
 }

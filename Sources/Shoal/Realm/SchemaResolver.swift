@@ -165,12 +165,12 @@ struct SchemaResolver {
           let oldRow = try RowCodec.decode(value)
           rows[TableInfo.key(from: key)] = oldRow
           var row = defaults
-          for (index, property) in schema.properties.enumerated() {
-            guard let oldIndex = old.properties.firstIndex(where: { $0.name == property.name }),
+          for (index, property) in schema.allProperties.enumerated() {
+            guard let oldIndex = old.allProperties.firstIndex(where: { $0.name == property.name }),
               oldIndex < oldRow.count,
-              RealmSchema.typeName(old.properties[oldIndex]) == RealmSchema.typeName(property)
-                || (old.properties[oldIndex].type == property.type
-                  && old.properties[oldIndex].collection == property.collection)
+              RealmSchema.typeName(old.allProperties[oldIndex]) == RealmSchema.typeName(property)
+                || (old.allProperties[oldIndex].type == property.type
+                  && old.allProperties[oldIndex].collection == property.collection)
             else { continue }
             let value = oldRow[oldIndex]
             if value.isNull, !property.isOptional, property.type != .object, property.type != .any { continue }

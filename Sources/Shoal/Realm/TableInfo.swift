@@ -23,14 +23,14 @@ final class TableInfo: Sendable {
   init(schema: ObjectSchema, classInfo: ClassInfo?) {
     name = schema.className
     isEmbedded = schema.isEmbedded
-    properties = schema.properties
+    properties = schema.allProperties
     self.classInfo = classInfo
     objectSchema = schema
-    primaryKeyIndex = schema.properties.firstIndex { $0.isPrimary }
-    indexedProperties = schema.properties.indices.filter {
-      schema.properties[$0].isIndexed && !schema.properties[$0].isPrimary
+    primaryKeyIndex = schema.allProperties.firstIndex { $0.isPrimary }
+    indexedProperties = schema.allProperties.indices.filter {
+      schema.allProperties[$0].isIndexed && !schema.allProperties[$0].isPrimary
     }
-    propertyIndex = Dictionary(schema.properties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+    propertyIndex = Dictionary(schema.allProperties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
   }
 
   func queryProperty(_ index: Int) -> QueryProperty {
@@ -98,7 +98,7 @@ final class TableInfo: Sendable {
 /// The stored form of a class's schema, kept in the `_schema` keyspace.
 enum SchemaCodec {
   static func encode(_ schema: ObjectSchema) -> [UInt8] {
-    let properties: [RowValue] = schema.properties.map { p in
+    let properties: [RowValue] = schema.allProperties.map { p in
       .list([
         .string(p.name), .int(Int64(p.type.rawValue)), .int(Int64(p.collection.rawValue)), .bool(p.isOptional),
         .bool(p.isIndexed), .bool(p.isPrimary), p.objectClassName.map { .string($0) } ?? .null,
