@@ -204,4 +204,27 @@ struct ObjectTests {
     #expect(realm.objects(Person.self).count == 100)
     #expect(realm.object(ofType: Person.self, forPrimaryKey: 42)?.name == "p42")
   }
+
+  @Test func initWithValueFillsCollectionsEnumsAndEmbedded() throws {
+    let person = Person(value: [
+      "id": 3, "name": "Cy", "dogs": [["name": "a", "age": 1], Dog(value: ["name": "b"])],
+      "luckyNumbers": [1, 2, 2], "attributes": ["h": 1], "address": ["street": "S", "city": "C"],
+      "mood": "grumpy", "level": 5, "score": NSNull(), "nickname": "c",
+    ])
+    #expect(person.dogs.map(\.name) == ["a", "b"])
+    #expect(person.luckyNumbers.count == 2)
+    #expect(person.attributes["h"] == 1)
+    #expect(person.address?.city == "C")
+    #expect(person.mood == .grumpy && person.level == .mid)
+    #expect(person.score == nil && person.nickname == "c")
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write { realm.add(person) }
+    let stored = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3))
+    #expect(stored.dogs.map(\.name) == ["a", "b"] && stored.address?.street == "S" && stored.level == .mid)
+    // The subscript reads and writes managed objects too.
+    #expect(stored["name"] as? String == "Cy")
+    try realm.write { stored["age"] = 44 }
+    #expect(stored.age == 44)
+    #expect((stored["dogs"] as? List<Dog>)?.count == 2)
+  }
 }
