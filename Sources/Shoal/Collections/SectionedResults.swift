@@ -1,0 +1,196 @@
+import Dispatch
+import Foundation
+
+/// Results divided into sections by a key (RealmSwift's `SectionedResults`): the results are
+/// sorted, and consecutive elements with the same key form a section. Lazy and live: the
+/// sections are recomputed when the Realm's version changes.
+public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: RealmCollectionValue>:
+  RandomAccessCollection, CustomStringConvertible
+{
+  let results: Results<SectionElement>
+  let keyBlock: (SectionElement) -> Key
+  private let cache: SectionCache<Key>
+
+  init(results: Results<SectionElement>, keyBlock: @escaping (SectionElement) -> Key) {
+    self.results = results
+    self.keyBlock = keyBlock
+    cache = SectionCache()
+  }
+
+  /// The sections' layout: for each section its key and the positions of its elements in `results`.
+  var layout: [(key: Key, rows: Range<Int>)] {
+    let stamp = results.state.core?.stamp ?? 0
+    if let cached = cache.layout, cache.stamp == stamp { return cached }
+    var sections: [(key: Key, rows: Range<Int>)] = []
+    var start = 0
+    var current: Key?
+    for (index, element) in results.enumerated() {
+      let key = keyBlock(element)
+      if key != current {
+        if let current { sections.append((current, start..<index)) }
+        current = key
+        start = index
+      }
+    }
+    if let current { sections.append((current, start..<results.count)) }
+    if results.state.core?.isFrozen != true {
+      cache.layout = sections
+      cache.stamp = stamp
+    }
+    return sections
+  }
+
+  /// Every section key, in order.
+  public var allKeys: [Key] { layout.map(\.key) }
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { layout.count }
+  /// The section at `position`.
+  public subscript(position: Int) -> ResultsSection<Key, SectionElement> {
+    let section = layout[position]
+    return ResultsSection(key: section.key, results: results, rows: section.rows)
+  }
+  /// The element at an index path (section, item).
+  public subscript(indexPath: IndexPath) -> SectionElement { self[indexPath[0]][indexPath[1]] }
+  /// The Realm of the results.
+  public var realm: Realm? { results.realm }
+  /// Whether the results can no longer be accessed.
+  public var isInvalidated: Bool { results.isInvalidated }
+  /// Whether the results are frozen.
+  public var isFrozen: Bool { results.isFrozen }
+  /// Frozen sectioned results.
+  public func freeze() -> SectionedResults { SectionedResults(results: results.freeze(), keyBlock: keyBlock) }
+  /// Live sectioned results for frozen ones.
+  public func thaw() -> SectionedResults? { results.thaw().map { SectionedResults(results: $0, keyBlock: keyBlock) } }
+
+  public var description: String {
+    "SectionedResults<\(Key.self), \(SectionElement.self)> (\n"
+      + layout.map { "\t[\($0.key)]: \($0.rows.count) elements" }.joined(separator: ",\n") + "\n)"
+  }
+
+  /// Calls `block` with the initial sections, then after each commit that changes them, with
+  /// index paths and section indexes (on `queue` when given).
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (SectionedResultsChange<SectionedResults<Key, SectionElement>>) -> Void
+  ) -> NotificationToken {
+    let keyBlock = self.keyBlock
+    var last: [(key: Key, items: [ObjectKey?])]?
+    return results.observe(keyPaths: keyPaths, on: queue) { change in
+      switch change {
+      case .initial(let results):
+        let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
+        last = sectioned.snapshot()
+        block(.initial(sectioned))
+      case .update(let results, _, _, let modifications):
+        let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
+        let now = sectioned.snapshot()
+        block(sectioned.changes(from: last ?? [], to: now, modifiedRows: Set(modifications)))
+        last = now
+      case .error(let error):
+        block(.error(error))
+      }
+    }
+  }
+
+  /// Section keys and element identities, to compare versions.
+  func snapshot() -> [(key: Key, items: [ObjectKey?])] {
+    let items = results.state.items()
+    return layout.map { section in (section.key, section.rows.map { CoreLinks.key(items[$0]) }) }
+  }
+
+  func changes(
+    from old: [(key: Key, items: [ObjectKey?])], to new: [(key: Key, items: [ObjectKey?])], modifiedRows: Set<Int>
+  ) -> SectionedResultsChange<SectionedResults> {
+    let oldKeys = old.map(\.key)
+    let newKeys = new.map(\.key)
+    let sectionsToDelete = IndexSet(oldKeys.indices.filter { !newKeys.contains(oldKeys[$0]) })
+    let sectionsToInsert = IndexSet(newKeys.indices.filter { !oldKeys.contains(newKeys[$0]) })
+    var deletions: [IndexPath] = []
+    var insertions: [IndexPath] = []
+    var modifications: [IndexPath] = []
+    let layout = self.layout
+    for (newIndex, section) in new.enumerated() {
+      guard let oldIndex = oldKeys.firstIndex(of: section.key) else { continue }
+      let difference = section.items.difference(from: old[oldIndex].items)
+      var inserted = Set<Int>()
+      for change in difference {
+        switch change {
+        case .remove(let offset, _, _): deletions.append(IndexPath(indexes: [oldIndex, offset]))
+        case .insert(let offset, _, _):
+          insertions.append(IndexPath(indexes: [newIndex, offset]))
+          inserted.insert(offset)
+        }
+      }
+      for (row, absolute) in layout[newIndex].rows.enumerated()
+      where modifiedRows.contains(absolute) && !inserted.contains(row) {
+        modifications.append(IndexPath(indexes: [newIndex, row]))
+      }
+    }
+    return .update(
+      self, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications.sorted(),
+      sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete)
+  }
+}
+
+/// Remembers the last computed section layout.
+final class SectionCache<Key> {
+  var layout: [(key: Key, rows: Range<Int>)]?
+  var stamp: UInt64 = 0
+}
+
+/// One section of `SectionedResults` (RealmSwift's `ResultsSection`).
+public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionValue>: RandomAccessCollection,
+  Identifiable, CustomStringConvertible
+{
+  /// The section's key.
+  public let key: Key
+  let results: Results<T>
+  let rows: Range<Int>
+
+  /// The section's identity: its key.
+  public var id: Key { key }
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { rows.count }
+  /// The element at `position` within the section.
+  public subscript(position: Int) -> T { results[rows.lowerBound + position] }
+  public var description: String { "ResultsSection<\(Key.self), \(T.self)>(key: \(key), count: \(rows.count))" }
+}
+
+/// The changes to sectioned results (RealmSwift's `SectionedResultsChange`).
+public enum SectionedResultsChange<Collection> {
+  /// The first evaluation.
+  case initial(Collection)
+  /// Elements deleted (old index paths), inserted and modified (new index paths), and whole
+  /// sections inserted and deleted; the rows of an inserted or deleted section are implied by
+  /// it and not listed again (UIKit's batch-update convention).
+  case update(
+    Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
+    sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
+  /// The results could not be observed.
+  case error(Error)
+}
+
+extension Results {
+  /// The results sorted by `keyPath` and divided into sections of equal values of it.
+  public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
+    -> SectionedResults<Key, Element> where Element: ObjectBase
+  {
+    let name = _KeyPathProbe.name(of: keyPath)
+    return SectionedResults(results: sorted(byKeyPath: name, ascending: ascending), keyBlock: { $0[keyPath: keyPath] })
+  }
+
+  /// The results sorted by `sortDescriptors` and divided into sections of equal values of `keyPath`.
+  public func sectioned<Key: _Persistable & Hashable>(
+    by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor]
+  ) -> SectionedResults<Key, Element> where Element: ObjectBase {
+    SectionedResults(results: sorted(by: sortDescriptors), keyBlock: { $0[keyPath: keyPath] })
+  }
+
+  /// The results sorted by `sortDescriptors` and divided into sections by `keyBlock`'s value
+  /// (sort so that equal keys are adjacent).
+  public func sectioned<Key: _Persistable & Hashable>(
+    sortDescriptors: [SortDescriptor], _ keyBlock: @escaping ((Element) -> Key)
+  ) -> SectionedResults<Key, Element> {
+    SectionedResults(results: sorted(by: sortDescriptors), keyBlock: keyBlock)
+  }
+}

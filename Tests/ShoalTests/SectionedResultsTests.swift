@@ -1,0 +1,48 @@
+import Foundation
+import Shoal
+import Testing
+
+@Suite("Sectioned results")
+struct SectionedResultsTests {
+  @Test func sectionsByKeyAndTheirChanges() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for (i, name) in ["ant", "bee", "bat", "cat", "cow"].enumerated() {
+        realm.add(Dog(value: ["name": name, "age": i]))
+      }
+    }
+    let dogs = realm.objects(Dog.self)
+    let sectioned = dogs.sectioned(sortDescriptors: [SortDescriptor(keyPath: "name")]) { String($0.name.prefix(1)) }
+    #expect(sectioned.allKeys == ["a", "b", "c"])
+    #expect(sectioned.map(\.count) == [1, 2, 2])
+    #expect(sectioned[1].map(\.name) == ["bat", "bee"])
+    #expect(sectioned[IndexPath(indexes: [2, 1])].name == "cow")
+    #expect(sectioned[0].id == "a")
+    let byAge = dogs.sectioned(by: \Dog.age, ascending: false)
+    #expect(byAge.allKeys == [4, 3, 2, 1, 0])
+
+    var changes: [String] = []
+    let token = sectioned.observe { change in
+      switch change {
+      case .initial(let s): changes.append("initial \(s.count)")
+      case .update(let s, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete):
+        changes.append(
+          "\(s.count) del \(deletions.map { [$0[0], $0[1]] }) ins \(insertions.map { [$0[0], $0[1]] }) "
+            + "mod \(modifications.map { [$0[0], $0[1]] }) +s \(Array(sectionsToInsert)) -s \(Array(sectionsToDelete))")
+      case .error: changes.append("error")
+      }
+    }
+    try realm.write { realm.add(Dog(value: ["name": "dog", "age": 9])) }
+    try realm.write { realm.delete(dogs.filter("name == 'ant'")) }
+    try realm.write { dogs.filter("name == 'bee'").first?.age = 42 }
+    #expect(
+      changes == [
+        "initial 3",
+        // A new or removed section carries its rows (UIKit's batch-update convention).
+        "4 del [] ins [] mod [] +s [3] -s []",
+        "3 del [] ins [] mod [] +s [] -s [0]",
+        "3 del [] ins [] mod [[0, 1]] +s [] -s []",
+      ])
+    withExtendedLifetime(token) {}
+  }
+}
