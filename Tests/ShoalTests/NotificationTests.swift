@@ -66,6 +66,43 @@ struct NotificationTests {
     #expect(seen.count == before)
   }
 
+  @Test func incrementalAndFullEvaluationAgree() throws {
+    // Unsorted results of a class are updated from the change records alone; the same results
+    // sorted by a key that follows insertion order are re-evaluated in full. Both must report
+    // the same change sets through random writes.
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write { realm.add((0..<200).map { Person(id: $0, name: "p\($0)", age: $0 % 50) }) }
+    var fast: [Seen] = []
+    var full: [Seen] = []
+    let a = realm.objects(Person.self).filter("age >= 20").observe { fast.append(Seen($0)) }
+    let b = realm.objects(Person.self).filter("age >= 20").sorted(byKeyPath: "id").observe { full.append(Seen($0)) }
+    var rng = SystemRandomNumberGenerator()
+    var nextID = 200
+    for _ in 0..<40 {
+      try realm.write {
+        for _ in 0..<Int.random(in: 1...5, using: &rng) {
+          switch Int.random(in: 0..<4, using: &rng) {
+          case 0:
+            realm.add(Person(id: nextID, name: "n", age: Int.random(in: 0..<50, using: &rng)))
+            nextID += 1
+          case 1:
+            let people = realm.objects(Person.self)
+            if !people.isEmpty { realm.delete(people[Int.random(in: 0..<people.count, using: &rng)]) }
+          case 2:
+            let people = realm.objects(Person.self)
+            if !people.isEmpty { people[Int.random(in: 0..<people.count, using: &rng)].age = Int.random(in: 0..<50) }
+          default:
+            let people = realm.objects(Person.self)
+            if !people.isEmpty { people[Int.random(in: 0..<people.count, using: &rng)].name = "renamed" }
+          }
+        }
+      }
+    }
+    #expect(fast.count > 1)
+    #expect(fast == full)
+    withExtendedLifetime([a, b]) {}
+  }
+
   @Test func keyPathFiltersAndLinkedObjects() throws {
     let realm = try Realm(configuration: memoryConfiguration())
     try realm.write {

@@ -103,6 +103,35 @@ final class ResultsState {
     return false
   }
 
+  /// Whether `items()` can be brought up to date from change records alone: every object of a
+  /// class in key order, filtered or not (no sort, no distinct).
+  var isIncremental: Bool {
+    if case .table = source, sorts.isEmpty, distinct.isEmpty, core?.isFrozen == false { return true }
+    return false
+  }
+
+  /// Whether the object `key` of the element class passes every filter (current version).
+  func matches(_ key: ObjectKey) -> Bool {
+    guard let core, let table = elementTable else { return false }
+    if filters.isEmpty { return core.exists(table: table, key: key) }
+    guard let row = core.row(table, key) else { return false }
+    let context = core.queryContext
+    context.setCurrent(table, key, row)
+    do {
+      for filter in filters where try !filter.matches(key, context: context) { return false }
+      return true
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  /// Installs items computed elsewhere (by a notifier) as the current evaluation.
+  func adopt(_ items: [RowValue]) {
+    guard let core, !core.isFrozen else { return }
+    cached = items
+    cachedStamp = core.stamp
+  }
+
   /// The stored elements (`.link(key)` for objects), evaluated lazily and cached until the
   /// Realm's view changes.
   func items() -> [RowValue] {

@@ -132,11 +132,76 @@ final class CollectionObserver<Collection>: RealmObserver {
 
   func initial() { block(.initial(collection)) }
 
+  /// Brings a class's results (key order, no sort) up to date from the change records alone:
+  /// only inserted, deleted and modified objects are looked at, whatever the size of the
+  /// results. Nil when the change needs a full evaluation (a cleared class, linked objects).
+  private func incrementalUpdate(table: TableInfo, filter: ObservationFilter, summary: ChangeSummary, core: RealmCore)
+    -> Bool?
+  {
+    guard let changes = summary.changes(of: table.name), !changes.cleared else {
+      return summary.changes(of: table.name) == nil && !filter.mayBeAffected(table: table, summary: summary)
+        ? true : nil
+    }
+    if filter.nested.contains(where: { summary.changes(of: $0.target.name) != nil }) { return nil }
+    let oldKeys = last.compactMap { CoreLinks.key($0) }
+    guard oldKeys.count == last.count else { return nil }
+    func position(_ key: ObjectKey, in keys: [ObjectKey]) -> (Int, Bool) {
+      var low = 0
+      var high = keys.count
+      while low < high {
+        let mid = (low + high) / 2
+        if keys[mid] < key { low = mid + 1 } else { high = mid }
+      }
+      return (low, low < keys.count && keys[low] == key)
+    }
+    var removed = Set<ObjectKey>()
+    var added: [ObjectKey] = []
+    for key in changes.deleted where position(key, in: oldKeys).1 { removed.insert(key) }
+    for key in changes.modified.keys {
+      let was = position(key, in: oldKeys).1
+      let now = state.matches(key)
+      if was && !now { removed.insert(key) }
+      if !was && now { added.append(key) }
+    }
+    for key in changes.inserted where state.matches(key) { added.append(key) }
+    added.sort()
+    var newKeys: [ObjectKey] = []
+    newKeys.reserveCapacity(oldKeys.count + added.count)
+    var i = 0
+    for key in oldKeys where !removed.contains(key) {
+      while i < added.count && added[i] < key {
+        newKeys.append(added[i])
+        i += 1
+      }
+      newKeys.append(key)
+    }
+    newKeys.append(contentsOf: added[i...])
+    let deletions = removed.map { position($0, in: oldKeys).0 }.sorted()
+    let insertions = added.map { position($0, in: newKeys).0 }.sorted()
+    var modifications: [Int] = []
+    let addedSet = Set(added)
+    for (key, mask) in changes.modified where !removed.contains(key) && !addedSet.contains(key) {
+      let (index, found) = position(key, in: newKeys)
+      if found, ChangeSummary.intersects(mask, filter.mask) { modifications.append(index) }
+    }
+    modifications.sort()
+    last = newKeys.map { .link($0) }
+    state.adopt(last)
+    guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
+    block(.update(collection, deletions: deletions, insertions: insertions, modifications: modifications))
+    return true
+  }
+
   func update(core: RealmCore, old: ReadTransaction, summary: ChangeSummary, local: Bool) -> Bool {
     if let table = state.elementTable, let filter, !filter.mayBeAffected(table: table, summary: summary),
       !state.sourceMayChange(summary)
     {
       return true
+    }
+    if let table = state.elementTable, let filter, state.isIncremental,
+      let incremental = incrementalUpdate(table: table, filter: filter, summary: summary, core: core)
+    {
+      return incremental
     }
     let now = state.items()
     let difference = now.difference(from: last)
