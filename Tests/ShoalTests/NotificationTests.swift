@@ -194,6 +194,37 @@ struct NotificationTests {
     withExtendedLifetime(token) {}
   }
 
+  @Test func listsSetsLinkingObjectsAndErasedCollections() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let person = Person(id: 1, name: "a", age: 1)
+    person.dogs.append(Dog(value: ["name": "d0"]))
+    try realm.write { realm.add(person) }
+    let dog = person.dogs[0]
+    var list: [Seen] = []
+    var set: [Seen] = []
+    var walkers: [Seen] = []
+    var erased: [Seen] = []
+    let tokens = [
+      person.dogs.observe { list.append(Seen($0)) },
+      person.luckyNumbers.observe { set.append(Seen($0)) },
+      dog.walkers.observe { walkers.append(Seen($0)) },
+      AnyRealmCollection(realm.objects(Dog.self)).observe { erased.append(Seen($0)) },
+    ]
+    try realm.write { person.dogs.insert(Dog(value: ["name": "d1"]), at: 0) }
+    #expect(list.last == .update(count: 2, deletions: [], insertions: [0], modifications: []))
+    #expect(erased.last == .update(count: 2, deletions: [], insertions: [1], modifications: []))
+    try realm.write { dog.name = "renamed" }
+    // A list hears of its objects' changes; the linking objects of the dog do not change.
+    #expect(list.last == .update(count: 2, deletions: [], insertions: [], modifications: [1]))
+    try realm.write { person.luckyNumbers.insert(7) }
+    #expect(set.last == .update(count: 1, deletions: [], insertions: [0], modifications: []))
+    try realm.write { realm.add(Person(value: ["id": 2, "dogs": [dog]])) }
+    #expect(walkers.last == .update(count: 2, deletions: [], insertions: [1], modifications: []))
+    try realm.write { person.dogs.remove(at: 1) }
+    #expect(list.last == .update(count: 1, deletions: [1], insertions: [], modifications: []))
+    withExtendedLifetime(tokens) {}
+  }
+
   @Test func realmObserveAndWithoutNotifying() throws {
     let realm = try Realm(configuration: memoryConfiguration())
     var didChange = 0
