@@ -28,7 +28,7 @@ final class RealmCore {
   /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
   private(set) var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.
-  private var nextKeys: [String: ObjectKey] = [:]
+  private var nextKeys: [ObjectIdentifier: (table: TableInfo, next: ObjectKey)] = [:]
   /// The update policy of the `add` in progress, applied to linked objects it adds.
   private var addPolicy: Realm.UpdatePolicy = .error
   /// Decoded rows read at `rowCacheStamp` (cleared when the stamp moves).
@@ -155,7 +155,8 @@ final class RealmCore {
       fatalError("Can't commit a non-existing write transaction")
     }
     do {
-      for (name, next) in nextKeys {
+      for (_, (table, next)) in nextKeys {
+        let name = table.name
         try transaction.put(
           TableInfo.keyBytes(next), forKey: Array(("next/" + name).utf8), in: RealmSchema.metaKeyspace)
       }
@@ -354,23 +355,27 @@ final class RealmCore {
       if let pk = table.primaryKeyIndex, old == nil {
         try write.put(keyBytes, forKey: TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
       }
-      var mask = [UInt8](repeating: 0, count: (table.properties.count + 7) / 8)
-      for index in changed { mask[index / 8] |= 1 << UInt8(index % 8) }
-      try write.put(RowCodec.encode(row), forKey: keyBytes, in: table.keyspace, changeInfo: old == nil ? [] : mask)
+      var mask: [UInt8] = []
+      if old != nil {
+        mask = [UInt8](repeating: 0, count: (table.properties.count + 7) / 8)
+        for index in changed { mask[index / 8] |= 1 << UInt8(index % 8) }
+      }
+      try write.put(RowCodec.encode(row), forKey: keyBytes, in: table.keyspace, changeInfo: mask)
     }
     stamp &+= 1
   }
 
   private func allocateKey(_ table: TableInfo) -> ObjectKey {
-    if let next = nextKeys[table.name] {
-      nextKeys[table.name] = next + 1
-      return next
+    let id = ObjectIdentifier(table)
+    if let entry = nextKeys[id] {
+      nextKeys[id] = (table, entry.next + 1)
+      return entry.next
     }
     var next: ObjectKey = 1
     if let bytes = get(Array(("next/" + table.name).utf8), in: RealmSchema.metaKeyspace) {
       next = TableInfo.key(from: bytes)
     }
-    nextKeys[table.name] = next + 1
+    nextKeys[id] = (table, next + 1)
     return next
   }
 
@@ -459,8 +464,10 @@ final class RealmCore {
       }
       return
     }
-    let info = object._classInfo
     let table = self.table(for: type(of: object))
+    let info = table.classInfo ?? object._classInfo
+    // Tables opened for this class store its properties in declaration order.
+    let direct = table.classInfo === info
     let savedPolicy = addPolicy
     addPolicy = update
     defer { addPolicy = savedPolicy }
@@ -469,7 +476,9 @@ final class RealmCore {
     var row = [RowValue](repeating: .null, count: table.properties.count)
     // The primary key decides whether this is an insert or an update of an existing object.
     var existing: ObjectKey?
-    if let pk = table.primaryKeyIndex, let field = info.field(named: table.properties[pk].name) {
+    if let pk = table.primaryKeyIndex,
+      let field = direct ? info.fields[pk] : info.field(named: table.properties[pk].name)
+    {
       let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
       row[pk] = value
       if let bytes = get(TableInfo.indexKey(value), in: table.primaryKeyspace) {
@@ -489,7 +498,9 @@ final class RealmCore {
     var changed: [Int] = []
     let oldRow = existing.flatMap { self.row(table, $0) }
     for field in info.fields {
-      guard let index = table.propertyIndex[field.name], table.properties[index].collection != .linkingObjects else {
+      guard let index = direct ? field.index : table.propertyIndex[field.name],
+        table.properties[index].collection != .linkingObjects
+      else {
         continue
       }
       if index == table.primaryKeyIndex { continue }
