@@ -320,23 +320,30 @@ struct AsyncChangeTests {
     }()
     // The observer starts from the version `changes()` was called at: later writes are seen
     // even if they land before its queue has registered it.
-    #expect(
+    func write(_ body: @escaping @Sendable (Realm) -> Void) -> Bool {
       Thread.detachAndWait {
         let realm = try Realm(configuration: config)
-        try realm.write { realm.objects(Counter.self).first?.value = 7 }
-        try realm.write { realm.deleteAll() }
-      })
-    var seen: [String] = []
-    for await change in stream {
-      switch change {
-      case .change(let object, let properties):
-        #expect(object.isFrozen)
-        seen.append(properties.map { "\($0.name)=\($0.newValue ?? "nil")" }.joined())
-      case .deleted: seen.append("deleted")
-      case .error: seen.append("error")
+        try realm.write { body(realm) }
       }
     }
-    #expect(seen == ["value=7", "deleted"])
+    func describe(_ change: ObjectChange<Counter>?) -> String {
+      switch change {
+      case .change(let object, let properties)?:
+        return (object.isFrozen ? "" : "live ") + properties.map { "\($0.name)=\($0.newValue ?? "nil")" }.joined()
+      case .deleted?: return "deleted"
+      case .error?: return "error"
+      case nil: return "end"
+      }
+    }
+    var iterator = stream.makeAsyncIterator()
+    var seen: [String] = []
+    #expect(write { $0.objects(Counter.self).first?.value = 7 })
+    seen.append(describe(await iterator.next()))
+    // Deleted: the stream says so, then ends.
+    #expect(write { $0.deleteAll() })
+    seen.append(describe(await iterator.next()))
+    seen.append(describe(await iterator.next()))
+    #expect(seen == ["value=7", "deleted", "end"])
   }
 }
 
