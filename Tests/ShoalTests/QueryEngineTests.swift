@@ -61,6 +61,10 @@ final class QETestContext: QueryContext {
     }
   }
 
+  func queryValue(_ column: QueryColumn, of key: ObjectKey) throws -> RowValue {
+    try queryValue(column.property, of: key, in: column.className)
+  }
+
   func queryArgument(_ argument: Any?) throws -> RowValue {
     guard let argument = unwrap(argument) else { return .null }
     switch argument {
@@ -1068,5 +1072,340 @@ private func queryError(_ format: String, _ arguments: Any?..., in className: St
     #expect(QueryKeyPaths.aggregate(.sum, of: tenths) == .decimal(Decimal128(1)))
     #expect(QueryKeyPaths.aggregate(.avg, of: tenths) == .decimal(Decimal128(0.1)))
     #expect(QueryKeyPaths.aggregate(.sum, of: [.decimal(Decimal128(0.5)), .int(2)]) == .decimal(Decimal128(2.5)))
+  }
+}
+
+// MARK: - Fast path
+
+/// A class with one property of every kind and objects holding edge values (nulls, NaN, -0.0,
+/// infinities, integers beyond 2^53, case and diacritic variants), for checking that the fast
+/// path of `CompiledQuery.matches` agrees with the general evaluator.
+private func makeEdgeContext() -> QETestContext {
+  let context = QETestContext()
+  context.addClass(
+    "Edge",
+    [
+      property("i", .int), property("oi", .int, optional: true), property("d", .double),
+      property("od", .double, optional: true), property("f", .float), property("s", .string),
+      property("os", .string, optional: true), property("b", .bool), property("dt", .date, optional: true),
+      property("dec", .decimal128, optional: true), property("data", .data, optional: true),
+      property("u", .uuid, optional: true), property("o", .objectId, optional: true),
+      property("a", .any, optional: true), property("link", .object, optional: true, target: "Edge"),
+      property("ints", .int, .list),
+    ])
+  let integers: [Int64] = [0, 1, -1, .max, .min, 9_007_199_254_740_993, 5, 30, 2, -7, 100, 3]
+  let doubles: [Double] = [0, -0.0, 1.5, .nan, .infinity, -.infinity, 9_007_199_254_740_992, 5, 30, 1e300, -2.5, 0.1]
+  let floats: [Float] = [0, 1.5, .nan, 0.1, -3, 5, .infinity, 2.5, 0, 1, -0.0, 30]
+  let strings = [
+    "", "a", "Alice", "alice", "Émile", "emile", "ÉMILE", "x*y", "d?", "naïve café", "abcabc", "日本語",
+  ]
+  let anys: [RowValue] = [
+    .int(5), .string("hello"), .double(.nan), .null, .typedLink(className: "Edge", key: 1), .bool(true),
+    .data(Data("abc".utf8)), .float(1.5), .decimal(Decimal128(5)), .string("Émile"), .double(30), .int(-1),
+  ]
+  for index in 0..<12 {
+    let key = ObjectKey(index + 1)
+    context.add(
+      "Edge", key,
+      [
+        "i": .int(integers[index]), "oi": index % 3 == 0 ? .null : .int(integers[(index + 5) % 12]),
+        "d": .double(doubles[index]), "od": index % 4 == 1 ? .null : .double(doubles[(index + 3) % 12]),
+        "f": .float(floats[index]), "s": .string(strings[index]),
+        "os": index % 5 == 2 ? .null : .string(strings[(index + 4) % 12]), "b": .bool(index % 2 == 0),
+        "dt": index % 3 == 1 ? .null : .date(Date(timeIntervalSince1970: Double(index * 1000 - 3000))),
+        "dec": index % 4 == 3 ? .null : .decimal(Decimal128(Double(index) - 4.5)),
+        "data": index % 3 == 2 ? .null : .data(Data(strings[index].utf8)),
+        "u": index % 2 == 1 ? .null : .uuid(index % 4 == 0 ? uuid1 : uuid2),
+        "o": index % 3 == 0 ? .null : .objectId(oid(UInt8(index))), "a": anys[index],
+        "link": index % 2 == 0 ? .link(ObjectKey((index + 3) % 12 + 1)) : .null,
+        "ints": ints(Array(integers.prefix(index % 4))),
+      ])
+  }
+  return context
+}
+
+/// Constants compared with the `Edge` properties: every kind, with the edge values.
+private let edgeConstants: [RowValue] = [
+  .null, .int(0), .int(1), .int(5), .int(-1), .int(.max), .int(.min), .int(9_007_199_254_740_993), .int(30),
+  .double(0), .double(-0.0), .double(1.5), .double(.nan), .double(.infinity), .double(-.infinity),
+  .double(9_007_199_254_740_992), .double(5), .double(0.1), .float(1.5), .float(0.1), .float(.nan),
+  .decimal(Decimal128(5)), .decimal(Decimal128(-0.5)), .bool(true), .bool(false), .string(""), .string("a"),
+  .string("A"), .string("alice"), .string("ALICE"), .string("e"), .string("É"), .string("emile"), .string("x*y"),
+  .string("*li*"), .string("?lice"), .string("a*"), .string("\\*"), .string("abc"), .string("c"), .string("日本"),
+  .string("hello"), .string("*"), .date(Date(timeIntervalSince1970: 0)), .date(Date(timeIntervalSince1970: -3000)),
+  .data(Data("abc".utf8)), .data(Data()), .uuid(uuid1), .objectId(oid(4)), .link(2),
+  .typedLink(className: "Edge", key: 1),
+]
+
+/// Checks that `query` gives the same result through the fast path and the general evaluator for
+/// every `Edge` object; returns how many objects matched.
+@discardableResult
+private func expectBothPathsAgree(
+  _ query: CompiledQuery, context: QETestContext, sourceLocation: SourceLocation = #_sourceLocation
+) throws -> Int {
+  var matched = 0
+  for key in context.keys(of: query.className) {
+    let fast = try query.matches(key, context: context)
+    let general = try query.matchesWithoutFastPath(key, context: context)
+    if fast != general {
+      Issue.record(
+        "\(query.predicate) on object \(key): fast path \(fast), general \(general)", sourceLocation: sourceLocation)
+    }
+    if general { matched += 1 }
+  }
+  return matched
+}
+
+/// The fast path of `CompiledQuery.matches` (a column against constants, and AND/OR/NOT of
+/// those) against the general evaluator: every operator, option and kind of value.
+@Suite struct QueryFastPathTests {
+  private static let properties = [
+    "i", "oi", "d", "od", "f", "s", "os", "b", "dt", "dec", "data", "u", "o", "a", "link",
+  ]
+
+  @Test func everyOperatorAgreesWithTheGeneralPath() throws {
+    let context = makeEdgeContext()
+    let optionSets: [QueryStringOptions] = [
+      [], [.caseInsensitive], [.diacriticInsensitive], [.caseInsensitive, .diacriticInsensitive],
+    ]
+    var checked = 0
+    var matchedSome = 0
+    let operators = QueryOperator.allCases.filter { $0 != .in && $0 != .between }
+    for name in Self.properties {
+      for op in operators {
+        for constant in edgeConstants {
+          let isString: Bool
+          if case .string = constant { isString = true } else { isString = false }
+          for options in isString ? optionSets : [[]] {
+            let predicate = QueryPredicate.compare(.path(name), op, .constant(constant), options: options)
+            guard let query = try? CompiledQuery(className: "Edge", predicate: predicate, context: context) else {
+              continue
+            }
+            #expect(query.usesFastPath, "\(predicate)")
+            if try expectBothPathsAgree(query, context: context) > 0 { matchedSome += 1 }
+            checked += 1
+          }
+        }
+      }
+    }
+    // Most combinations are valid queries, and many match something.
+    #expect(checked > 1500)
+    #expect(matchedSome > 500)
+  }
+
+  @Test func inAndBetweenAgreeWithTheGeneralPath() throws {
+    let context = makeEdgeContext()
+    var checked = 0
+    for name in Self.properties {
+      for (index, first) in edgeConstants.enumerated() {
+        let second = edgeConstants[(index * 7 + 3) % edgeConstants.count]
+        let third = edgeConstants[(index * 11 + 5) % edgeConstants.count]
+        let lists: [[RowValue]] = [[], [first], [first, second], [first, second, third]]
+        for list in lists {
+          for options in [[], [.caseInsensitive, .diacriticInsensitive]] as [QueryStringOptions] {
+            let predicate = QueryPredicate.compare(.path(name), .in, .constant(.list(list)), options: options)
+            guard let query = try? CompiledQuery(className: "Edge", predicate: predicate, context: context) else {
+              continue
+            }
+            #expect(query.usesFastPath, "\(predicate)")
+            try expectBothPathsAgree(query, context: context)
+            checked += 1
+          }
+        }
+        for high in [second, third, first] {
+          let predicate = QueryPredicate.compare(.path(name), .between, .constant(.list([first, high])))
+          guard let query = try? CompiledQuery(className: "Edge", predicate: predicate, context: context) else {
+            continue
+          }
+          #expect(query.usesFastPath, "\(predicate)")
+          try expectBothPathsAgree(query, context: context)
+          checked += 1
+        }
+      }
+    }
+    #expect(checked > 800)
+  }
+
+  @Test func formatStringsAgreeWithTheGeneralPath() throws {
+    let context = makeEdgeContext()
+    let formats: [(String, [Any?])] = [
+      ("d BETWEEN {%@, %@}", [0.0, 100.0]), ("d BETWEEN {%@, %@}", [-1, 5]), ("f BETWEEN {0, 2}", []),
+      ("i BETWEEN {-1, 5}", []), ("i BETWEEN {-1.5, 5.5}", []), ("od BETWEEN {0, 10}", []),
+      ("dec BETWEEN {-1, 1}", []), ("dt BETWEEN {%@, %@}", [Date(timeIntervalSince1970: -3000), Date()]),
+      ("a BETWEEN {1, 10}", []), ("i IN {1, 5, 30}", []), ("s IN[c] {'ALICE', 'x*y'}", []),
+      ("d > %@ AND s BEGINSWITH %@", [0.5, "a"]), ("d > 0 OR s ENDSWITH[c] 'E'", []),
+      ("NOT (i < 3 AND d >= 0)", []), ("s CONTAINS[cd] 'E' AND NOT os == nil", []), ("s LIKE[c] '*LI*'", []),
+      ("os != nil AND os != ''", []), ("oi == nil OR oi > 2", []), ("a == 'hello' OR a > 4", []),
+      ("s ==[d] 'emile' OR s ==[cd] 'EMILE'", []), ("TRUEPREDICATE AND d < 10", []),
+      ("FALSEPREDICATE OR b == true", []),
+    ]
+    for (format, arguments) in formats {
+      let query = try CompiledQuery(className: "Edge", predicate: format, arguments: arguments, context: context)
+      #expect(query.usesFastPath, "\(format)")
+      try expectBothPathsAgree(query, context: context)
+    }
+  }
+
+  @Test func mixedPredicatesKeepTheGeneralPathForTheRest() throws {
+    let context = makeEdgeContext()
+    // Parts that are not a column against constants go to the evaluator, inside AND/OR/NOT.
+    let mixed = [
+      "d > 0 AND link.i > 0", "link.s BEGINSWITH 'a' OR i == 5", "NOT (ints.@count > 1) AND s != ''",
+      "ANY ints > 2 OR d < 0", "i == oi OR s == 'a'", "a.@type == 'int' AND i > -5",
+      "SUBQUERY(ints, $x, $x > 0).@count > 1 OR b == false", "link == nil AND d == d",
+    ]
+    for format in mixed {
+      let query = try CompiledQuery(className: "Edge", predicate: format, context: context)
+      #expect(query.usesFastPath, "\(format)")
+      try expectBothPathsAgree(query, context: context)
+    }
+    // Nothing to do on the fast path: the whole predicate is evaluated as before.
+    let general = [
+      "link.i > 0", "ints > 1", "i == oi", "a.@type == 'int'", "ints.@sum > 1", "ANY ints == 5",
+      "SUBQUERY(ints, $x, $x > 0).@count > 1", "s.@count > 3", "NOT link.d > 0 OR ints.@count == 0",
+    ]
+    for format in general {
+      let query = try CompiledQuery(className: "Edge", predicate: format, context: context)
+      #expect(!query.usesFastPath, "\(format)")
+      try expectBothPathsAgree(query, context: context)
+    }
+    #expect(!CompiledQuery(className: "Edge").usesFastPath)
+  }
+
+  @Test func chainedFiltersAgree() throws {
+    let context = makeEdgeContext()
+    let first = try CompiledQuery(className: "Edge", predicate: "d >= 0", context: context)
+    let second = try CompiledQuery(className: "Edge", predicate: "link.i != 1 OR s CONTAINS 'a'", context: context)
+    let both = try first.and(second)
+    #expect(both.usesFastPath)
+    let matched = try expectBothPathsAgree(both, context: context)
+    #expect(matched > 0)
+  }
+
+  @Test func singleValuedPathsReadOneValue() throws {
+    // The general evaluator reads a key path that is not to-many without arrays; the value is the
+    // one the array-building read gives.
+    let context = makeContext()
+    let binder = QueryBinder(context: context)
+    let evaluator = QueryEvaluator(context: context)
+    let paths = [
+      "name", "score", "dog", "dog.name", "dog.owner.name", "dog.owner.dog.age", "attrs['a']", "name.@count",
+      "nick.@size", "dogs.@count", "dogs.@avg.age", "dogs.@max.age", "scores.@sum", "scores.@min", "tags.@count",
+      "dog.owner.dogs.@count", "dog.owners.@count",
+    ]
+    for text in paths {
+      let elements = text.replacingOccurrences(of: "['a']", with: "").split(separator: ".").map { element in
+        switch element {
+        case "@count": return QueryKeyPath.Element.count
+        case "@size": return .size
+        case "@avg": return .avg
+        case "@max": return .max
+        case "@min": return .min
+        case "@sum": return .sum
+        default: return .property(String(element))
+        }
+      }
+      let keyPath = QueryKeyPath(text.hasSuffix("['a']") ? elements + [.subscript("a")] : elements)
+      let path = try binder.bindPath(keyPath, scope: .object("Person"))
+      #expect(!path.isMulti, "\(text)")
+      for key in context.keys(of: "Person") {
+        let values = try evaluator.values(of: path, on: .object(key))
+        #expect(values.count == 1, "\(text)")
+        #expect(try [evaluator.singleValue(of: path, on: .object(key))] == values, "\(text) of \(key)")
+      }
+    }
+  }
+
+  @Test func foldingMatchesFoundation() {
+    // ASCII strings are folded without Foundation; the result must be Foundation's.
+    var samples = (0..<128).map { String(UnicodeScalar(UInt8($0))) }
+    samples += [
+      "", "Hello World", "ABC xyz 0123 ^`~'\\", "x*Y?", "Émile", "naïve CAFÉ", "ß", "İstanbul", "ﬁ", "日本語",
+      "MiXeD ascii É", String(repeating: "LongASCIIString ", count: 4),
+    ]
+    let optionSets: [(QueryStringOptions, String.CompareOptions)] = [
+      ([.caseInsensitive], [.caseInsensitive]), ([.diacriticInsensitive], [.diacriticInsensitive]),
+      ([.caseInsensitive, .diacriticInsensitive], [.caseInsensitive, .diacriticInsensitive]),
+    ]
+    for (options, foundationOptions) in optionSets {
+      for sample in samples {
+        let expected = sample.folding(options: foundationOptions, locale: nil)
+        #expect(Array(QueryValues.fold(sample, options).utf8) == Array(expected.utf8), "\(sample) \(options)")
+      }
+    }
+    #expect(QueryValues.fold("AbC", []) == "AbC")
+  }
+
+  @Test func likeMatchesCompiledPatterns() {
+    func like(_ text: String, _ pattern: String) -> Bool {
+      let tokens = QueryValues.likeTokens(Array(pattern.unicodeScalars), star: "*", question: "?", escape: "\\")
+      let fast = QueryValues.like(text.unicodeScalars, tokens)
+      let general = QueryValues.like(
+        Array(text.unicodeScalars), Array(pattern.unicodeScalars), star: "*", question: "?", escape: "\\")
+      #expect(fast == general, "'\(text)' LIKE '\(pattern)'")
+      return fast
+    }
+    #expect(like("alice", "a*e"))
+    #expect(like("alice", "?lice"))
+    #expect(!like("alice", "?ice"))
+    #expect(like("x*y", "x\\*y"))
+    #expect(!like("xzy", "x\\*y"))
+    #expect(like("", "*"))
+    #expect(!like("", "?"))
+    #expect(like("日本語", "日*"))
+    #expect(like("abcabc", "*b*b?"))
+    #expect(!like("abcabc", "*b*b"))
+  }
+}
+
+/// The fast path through the object layer's context, which reads a tested row's columns by their
+/// storage index: the same results as the general evaluator, and as `Results`.
+@Suite struct RealmQueryContextFastPathTests {
+  @Test func scanAgreesWithTheGeneralPath() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let words = ["", "alpha", "Beta", "émile", "EMILE", "x*y", "gamma ray", "Alpha"]
+    try realm.write {
+      for index in 0..<40 {
+        let object = AllTypes()
+        object.int = index * 7 % 23 - 5
+        object.double = index % 9 == 4 ? .nan : Double(index) * 1.25 - 10
+        object.float = Float(index % 6) - 2.5
+        object.string = words[index % words.count]
+        object.optString = index % 3 == 0 ? nil : words[(index + 3) % words.count]
+        object.optInt = index % 4 == 0 ? nil : index
+        object.bool = index % 2 == 0
+        object.date = Date(timeIntervalSince1970: Double(index * 100))
+        object.any = index % 5 == 0 ? .string("five") : (index % 5 == 1 ? .none : .int(index))
+        realm.add(object)
+      }
+    }
+    let core = realm.core
+    guard let table = core.table(named: "AllTypes") else {
+      Issue.record("no AllTypes table")
+      return
+    }
+    let formats: [(String, [Any])] = [
+      ("double BETWEEN {%@, %@}", [0.0, 20.0]), ("int > %@ AND string BEGINSWITH %@", [0, "a"]),
+      ("string BEGINSWITH[c] 'a' OR float < 0", []), ("optString == nil", []), ("optString !=[cd] 'emile'", []),
+      ("optInt IN {1, 2, 3, 10, 11}", []), ("NOT (double >= 0)", []), ("string LIKE '*a*'", []),
+      ("date < %@", [Date(timeIntervalSince1970: 1500)]), ("any == 'five' OR any > 30", []),
+      ("bool == true AND int BETWEEN {-2, 5}", []), ("string CONTAINS[cd] 'MIL' AND optInt != nil", []),
+    ]
+    for (format, arguments) in formats {
+      let query = try CompiledQuery(
+        className: "AllTypes", predicate: format, arguments: arguments, context: core.queryContext)
+      #expect(query.usesFastPath, "\(format)")
+      let context = RealmQueryContext(core: core)
+      var fastCount = 0
+      var generalCount = 0
+      try core.scanRaw(table) { key, raw in
+        context.setCurrent(table, key, raw: raw)
+        if try query.matches(key, context: context) { fastCount += 1 }
+        if try query.matchesWithoutFastPath(key, context: context) { generalCount += 1 }
+      }
+      context.clearCurrent()
+      #expect(fastCount == generalCount, "\(format)")
+      #expect(realm.objects(AllTypes.self).filter(format, argumentList: arguments).count == generalCount, "\(format)")
+    }
   }
 }

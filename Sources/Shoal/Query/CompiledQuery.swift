@@ -8,12 +8,31 @@ import Foundation
 /// fails when reading values fails.
 struct CompiledQuery: Sendable {
   /// The class whose objects the query tests.
-  let className: String
+  var className: String { storage.className }
   /// The predicate, with arguments substituted.
-  let predicate: QueryPredicate
+  var predicate: QueryPredicate { storage.predicate }
   /// The predicate resolved against the schema.
-  let plan: BoundPredicate
-  private let hint: IndexHint?
+  var plan: BoundPredicate { storage.plan }
+  /// Everything in one reference, so that a copy of the query (one per object a scan tests, as
+  /// callers iterate their filters) costs one retain.
+  private let storage: Storage
+
+  private final class Storage: Sendable {
+    let className: String
+    let predicate: QueryPredicate
+    let plan: BoundPredicate
+    let hint: IndexHint?
+    /// The plan compiled for `matches`: nil when no part of it tests a column against constants.
+    let fast: FastPredicate?
+
+    init(className: String, predicate: QueryPredicate, plan: BoundPredicate) {
+      self.className = className
+      self.predicate = predicate
+      self.plan = plan
+      hint = CompiledQuery.indexHint(plan).map { IndexHint(property: $0.property, values: $0.values) }
+      fast = FastPredicate(compiling: plan)
+    }
+  }
 
   /// Values of one indexed property that every matching object has one of.
   private struct IndexHint: Sendable {
@@ -40,16 +59,24 @@ struct CompiledQuery: Sendable {
   }
 
   private init(className: String, predicate: QueryPredicate, plan: BoundPredicate) {
-    self.className = className
-    self.predicate = predicate
-    self.plan = plan
-    self.hint = Self.indexHint(plan).map { IndexHint(property: $0.property, values: $0.values) }
+    storage = Storage(className: className, predicate: predicate, plan: plan)
   }
 
-  /// Whether the object `key` of `className` matches the predicate.
-  func matches(_ key: ObjectKey, context: any QueryContext) throws -> Bool {
+  /// Whether the object `key` of `className` matches the predicate. (Generic, so that a scan's
+  /// calls specialize for its context.)
+  func matches<Context: QueryContext>(_ key: ObjectKey, context: Context) throws -> Bool {
+    if let fast = storage.fast { return try fast.matches(key, context: context) }
+    return try QueryEvaluator(context: context).evaluate(storage.plan, on: .object(key))
+  }
+
+  /// `matches` without the fast path: the whole plan through `QueryEvaluator` (for tests that
+  /// check both ways agree).
+  func matchesWithoutFastPath(_ key: ObjectKey, context: any QueryContext) throws -> Bool {
     try QueryEvaluator(context: context).evaluate(plan, on: .object(key))
   }
+
+  /// Whether `matches` tests some comparison on the fast path (a column against constants).
+  var usesFastPath: Bool { storage.fast != nil }
 
   /// True when the predicate matches every object (`TRUEPREDICATE`, no filter).
   var matchesEverything: Bool {
@@ -64,7 +91,7 @@ struct CompiledQuery: Sendable {
   /// candidates from the index, but must still call `matches` on each. `values` may be empty
   /// (nothing can match, e.g. `intProperty == 1.5`).
   var indexHint: (property: QueryProperty, values: [RowValue])? {
-    hint.map { ($0.property, $0.values) }
+    storage.hint.map { ($0.property, $0.values) }
   }
 
   /// The query matching objects that match both `self` and `other` (chained `filter` calls).

@@ -10,10 +10,27 @@ protocol QueryContext {
   /// `.link(key)` for a to-one link, `.list` for a list or set (of scalars or of `.link`s),
   /// `.map` for a map. For a `linkingObjects` property: `.list` of `.link`s of the origin class.
   func queryValue(_ property: QueryProperty, of key: ObjectKey, in className: String) throws -> RowValue
+  /// `queryValue(column.property, of: key, in: column.className)`: what the fast path of
+  /// `CompiledQuery.matches` reads, once for every object a scan tests, for a property of the
+  /// object's own class that is not a collection. One reference to pass, so a context can make it
+  /// cheaper than the general `queryValue` (and must give the same value).
+  func queryValue(_ column: QueryColumn, of key: ObjectKey) throws -> RowValue
   /// Converts a query argument (`%@`, `$0`) to a stored value: numbers, strings, dates, `Data`,
   /// `UUID`, `ObjectId`, `Decimal128`, `Bool`, nil, `Object` (a `.link` or `.typedLink`), and
   /// arrays/sets of these (a `.list`) for `IN`.
   func queryArgument(_ argument: Any?) throws -> RowValue
+}
+
+/// A property of a class, as the fast path of `CompiledQuery.matches` reads it from every object
+/// it tests (`QueryContext.queryValue(_:of:)`).
+final class QueryColumn: Sendable {
+  let property: QueryProperty
+  let className: String
+
+  init(_ property: QueryProperty, of className: String) {
+    self.property = property
+    self.className = className
+  }
 }
 
 /// A property as the query engine sees it.
@@ -40,4 +57,8 @@ struct QueryProperty: Hashable, Sendable {
   var targetClass: String?
   /// True when the property has an index usable for equality (primary key or `indexed: true`).
   var isIndexed: Bool
+  /// Where the context keeps the property (the object layer: its column in the stored row), so
+  /// that `queryValue` can find it without looking its name up; set by `queryProperty`, passed
+  /// back unchanged by the query engine, nil when the context has none.
+  var storageIndex: Int?
 }

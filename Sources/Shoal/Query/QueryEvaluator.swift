@@ -30,6 +30,10 @@ struct QueryEvaluator {
     case .comparison(let comparison):
       return try evaluate(comparison, on: row)
     case .typeCheck(let check):
+      if check.quantifier == .single && !check.path.isMulti {
+        let value = try singleValue(of: check.path, on: row)
+        return check.types.contains(QueryValueType(of: value)) != check.negated
+      }
       let values = try values(of: check.path, on: row)
       return Self.quantify(check.quantifier, values) { check.types.contains(QueryValueType(of: $0)) != check.negated }
     }
@@ -46,28 +50,62 @@ struct QueryEvaluator {
     }
   }
 
+  /// The values of one side of a comparison: one value (no array), or any number.
+  private enum Side {
+    case one(RowValue)
+    case many([RowValue])
+
+    func contains(where test: (RowValue) throws -> Bool) rethrows -> Bool {
+      switch self {
+      case .one(let value): return try test(value)
+      case .many(let values): return try values.contains(where: test)
+      }
+    }
+  }
+
+  /// The values of `operand`; `.one` for a constant, a subquery count or a key path that is not
+  /// to-many (which yields exactly one value).
+  private func side(_ operand: BoundOperand, on row: Row) throws -> Side {
+    switch operand {
+    case .constant(let value): return .one(value)
+    case .path(let path):
+      return path.isMulti ? .many(try values(of: path, on: row)) : .one(try singleValue(of: path, on: row))
+    case .subqueryCount(let subquery): return .one(try count(subquery, on: row))
+    }
+  }
+
   private func evaluate(_ comparison: BoundComparison, on row: Row) throws -> Bool {
-    let left = try values(of: comparison.lhs, on: row)
-    let right: [RowValue]
+    let left =
+      try comparison.quantifier == .single ? side(comparison.lhs, on: row) : .many(values(of: comparison.lhs, on: row))
+    let right: Side
     if comparison.rhsIsList, case .constant(.list(let items)) = comparison.rhs {
-      right = items
+      right = .many(items)
     } else {
-      right = try values(of: comparison.rhs, on: row)
+      right = try side(comparison.rhs, on: row)
     }
     let op = comparison.op
     let options = comparison.options
+    var bounds: (low: RowValue, high: RowValue)?
     if op == .between {
-      guard right.count == 2 else { return false }
-      return Self.quantify(comparison.quantifier, left) { value in
-        guard let low = QueryValues.order(value, right[0]), let high = QueryValues.order(value, right[1]) else {
-          return false
-        }
-        return low >= 0 && high <= 0
-      }
+      guard case .many(let items) = right, items.count == 2 else { return false }
+      bounds = (items[0], items[1])
     }
-    return Self.quantify(comparison.quantifier, left) { value in
-      right.contains { Self.compare(op, value, $0, options: options) }
+    func test(_ value: RowValue) -> Bool {
+      if let bounds { return Self.between(value, bounds.low, bounds.high) }
+      return right.contains { Self.compare(op, value, $0, options: options) }
     }
+    switch left {
+    case .one(let value): return test(value)
+    case .many(let values): return Self.quantify(comparison.quantifier, values, test)
+    }
+  }
+
+  /// `value BETWEEN {low, high}`: ordered with both, and low <= value <= high.
+  static func between(_ value: RowValue, _ low: RowValue, _ high: RowValue) -> Bool {
+    guard let lowOrder = QueryValues.order(value, low), let highOrder = QueryValues.order(value, high) else {
+      return false
+    }
+    return lowOrder >= 0 && highOrder <= 0
   }
 
   /// One comparison of two values.
@@ -94,19 +132,24 @@ struct QueryEvaluator {
     case .path(let path):
       return try values(of: path, on: row)
     case .subqueryCount(let subquery):
-      var count: Int64 = 0
-      for element in try values(of: subquery.collection, on: row) {
-        let elementRow: Row
-        if subquery.elementsAreObjects {
-          guard let key = Self.linkKey(element) else { continue }
-          elementRow = .object(key)
-        } else {
-          elementRow = .value(element)
-        }
-        if try evaluate(subquery.predicate, on: elementRow) { count += 1 }
-      }
-      return [.int(count)]
+      return [try count(subquery, on: row)]
     }
+  }
+
+  /// How many elements of a subquery's collection match its predicate.
+  private func count(_ subquery: BoundSubquery, on row: Row) throws -> RowValue {
+    var count: Int64 = 0
+    for element in try values(of: subquery.collection, on: row) {
+      let elementRow: Row
+      if subquery.elementsAreObjects {
+        guard let key = Self.linkKey(element) else { continue }
+        elementRow = .object(key)
+      } else {
+        elementRow = .value(element)
+      }
+      if try evaluate(subquery.predicate, on: elementRow) { count += 1 }
+    }
+    return .int(count)
   }
 
   /// The values a key path yields from `row`: exactly one (null when a to-one link on the way
@@ -135,6 +178,65 @@ struct QueryEvaluator {
     return output
   }
 
+  /// The one value a key path that is not to-many yields from `row` (what `values(of:on:)`
+  /// returns in an array of one), without the arrays.
+  func singleValue(of path: BoundPath, on row: Row) throws -> RowValue {
+    guard let last = path.last else {
+      guard case .value(let value) = row else { return .null }
+      return try applySingle(path.terminal, to: value, collection: .none)
+    }
+    guard case .object(var key) = row else { return .null }
+    for step in path.links {
+      switch try context.queryValue(step.property, of: key, in: step.className) {
+      case .link(let next), .typedLink(_, let next):
+        key = next
+      case .null:
+        return .null
+      default:
+        // Not a to-one link value: take the general way.
+        return try values(of: path, on: row).first ?? .null
+      }
+    }
+    let value = try context.queryValue(last.property, of: key, in: last.className)
+    return try applySingle(path.terminal, to: value, collection: last.property.collection)
+  }
+
+  /// `apply` for the terminals that yield one value per object.
+  private func applySingle(_ terminal: BoundTerminal, to value: RowValue, collection: QueryProperty.Collection) throws
+    -> RowValue
+  {
+    switch terminal {
+    case .value, .type:
+      if collection == .none { return value }
+    case .count:
+      switch value {
+      case .list(let items): return .int(Int64(items.count))
+      case .map(let entries): return .int(Int64(entries.count))
+      case .string(let string): return .int(Int64(string.utf8.count))
+      case .data(let data): return .int(Int64(data.count))
+      case .null: return collection == .none ? .null : .int(0)
+      default: return .null
+      }
+    case .subscript(let key):
+      if case .map(let entries) = value, let entry = entries.first(where: { $0.key == key }) { return entry.value }
+      return .null
+    case .aggregate(let aggregate, let element):
+      var items = Self.elements(value)
+      if let element {
+        items = try items.compactMap(Self.linkKey).map {
+          try context.queryValue(element.property, of: $0, in: element.className)
+        }
+      }
+      return Self.aggregate(aggregate, items)
+    case .keys:
+      break
+    }
+    // Terminals that yield any number of values (not on a single-valued path).
+    var output: [RowValue] = []
+    try apply(terminal, to: value, collection: collection, into: &output)
+    return output.first ?? .null
+  }
+
   private func apply(
     _ terminal: BoundTerminal, to value: RowValue, collection: QueryProperty.Collection,
     into output: inout [RowValue]
@@ -146,31 +248,10 @@ struct QueryEvaluator {
       } else {
         output.append(contentsOf: Self.elements(value))
       }
-    case .count:
-      switch value {
-      case .list(let items): output.append(.int(Int64(items.count)))
-      case .map(let entries): output.append(.int(Int64(entries.count)))
-      case .string(let string): output.append(.int(Int64(string.utf8.count)))
-      case .data(let data): output.append(.int(Int64(data.count)))
-      case .null: output.append(collection == .none ? .null : .int(0))
-      default: output.append(.null)
-      }
     case .keys:
       if case .map(let entries) = value { output.append(contentsOf: entries.map { .string($0.key) }) }
-    case .subscript(let key):
-      if case .map(let entries) = value, let entry = entries.first(where: { $0.key == key }) {
-        output.append(entry.value)
-      } else {
-        output.append(.null)
-      }
-    case .aggregate(let aggregate, let element):
-      var items = Self.elements(value)
-      if let element {
-        items = try items.compactMap(Self.linkKey).map {
-          try context.queryValue(element.property, of: $0, in: element.className)
-        }
-      }
-      output.append(Self.aggregate(aggregate, items))
+    case .count, .subscript, .aggregate:
+      output.append(try applySingle(terminal, to: value, collection: collection))
     }
   }
 

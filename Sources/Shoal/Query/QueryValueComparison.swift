@@ -79,11 +79,34 @@ enum QueryValues {
 
   /// Folds a string for `[c]`/`[d]` comparisons.
   static func fold(_ string: String, _ options: QueryStringOptions) -> String {
+    if options.isEmpty { return string }
+    if let folded = foldASCII(string, options) { return folded }
     var compareOptions: String.CompareOptions = []
     if options.contains(.caseInsensitive) { compareOptions.insert(.caseInsensitive) }
     if options.contains(.diacriticInsensitive) { compareOptions.insert(.diacriticInsensitive) }
     if compareOptions.isEmpty { return string }
     return string.folding(options: compareOptions, locale: nil)
+  }
+
+  /// `fold` of an ASCII string, without Foundation: ASCII has no diacritics, and its case
+  /// folding is lowercasing A-Z (what `String.folding(options:locale:)` gives). Nil when the
+  /// string is not ASCII.
+  private static func foldASCII(_ string: String, _ options: QueryStringOptions) -> String? {
+    let utf8 = string.utf8
+    var hasUppercase = false
+    for byte in utf8 {
+      if byte >= 0x80 { return nil }
+      if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") { hasUppercase = true }
+    }
+    guard hasUppercase && options.contains(.caseInsensitive) else { return string }
+    return String(unsafeUninitializedCapacity: utf8.count) { buffer in
+      var count = 0
+      for byte in utf8 {
+        buffer[count] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+        count += 1
+      }
+      return count
+    }
   }
 
   private static func compareBytes<A: Sequence<UInt8>, B: Sequence<UInt8>>(_ a: A, _ b: B) -> Int {
@@ -178,6 +201,11 @@ enum QueryValues {
   /// Wildcard matching: `star` matches any run, `question` one element, `escape` makes the next
   /// pattern element literal.
   static func like<T: Equatable>(_ text: [T], _ pattern: [T], star: T, question: T, escape: T) -> Bool {
+    like(text, likeTokens(pattern, star: star, question: question, escape: escape))
+  }
+
+  /// A LIKE pattern compiled for `like(_:_:)`.
+  static func likeTokens<T: Equatable>(_ pattern: [T], star: T, question: T, escape: T) -> [LikeToken<T>] {
     var tokens: [LikeToken<T>] = []
     var index = 0
     while index < pattern.count {
@@ -190,11 +218,16 @@ enum QueryValues {
       tokens.append(element == star ? .run : (element == question ? .one : .literal(element)))
       index += 1
     }
-    var t = 0
+    return tokens
+  }
+
+  /// Whether `text` matches a compiled LIKE pattern.
+  static func like<C: Collection>(_ text: C, _ tokens: [LikeToken<C.Element>]) -> Bool where C.Element: Equatable {
+    var t = text.startIndex
     var p = 0
     var backtrackPattern: Int?
-    var backtrackText = 0
-    while t < text.count {
+    var backtrackText = text.startIndex
+    while t != text.endIndex {
       if p < tokens.count {
         switch tokens[p] {
         case .run:
@@ -203,11 +236,11 @@ enum QueryValues {
           p += 1
           continue
         case .one:
-          t += 1
+          text.formIndex(after: &t)
           p += 1
           continue
         case .literal(let element) where element == text[t]:
-          t += 1
+          text.formIndex(after: &t)
           p += 1
           continue
         case .literal:
@@ -216,7 +249,7 @@ enum QueryValues {
       }
       guard let star = backtrackPattern else { return false }
       p = star + 1
-      backtrackText += 1
+      text.formIndex(after: &backtrackText)
       t = backtrackText
     }
     while p < tokens.count, case .run = tokens[p] { p += 1 }
@@ -284,7 +317,7 @@ enum QueryValues {
 }
 
 /// One element of a compiled LIKE pattern.
-private enum LikeToken<T> {
+enum LikeToken<T> {
   /// Matches this element.
   case literal(T)
   /// `?`: matches any one element.
@@ -292,3 +325,5 @@ private enum LikeToken<T> {
   /// `*`: matches any run of elements.
   case run
 }
+
+extension LikeToken: Sendable where T: Sendable {}

@@ -6,16 +6,20 @@ import Foundation
 /// the predicate reads no row twice: a decoded row, or the raw bytes of one from which only the
 /// columns the predicate reads are decoded. Other rows (linked objects) come from the core's
 /// cache.
+///
+/// The current row's state is read for every value a filter reads, so it is exempt from dynamic
+/// exclusivity checks: a context is used by one thread at a time (`Results` evaluation), and no
+/// access to it overlaps another (none calls out while it lasts).
 final class RealmQueryContext: QueryContext {
   let core: RealmCore
-  private var currentTable: TableInfo?
-  private var currentKey: ObjectKey = 0
-  private var currentRow: [RowValue]?
-  private var currentRaw: UnsafeRawBufferPointer?
+  @exclusivity(unchecked) private var currentTable: TableInfo?  // safe: see above, no overlapping access
+  @exclusivity(unchecked) private var currentKey: ObjectKey = 0  // safe: see above
+  @exclusivity(unchecked) private var currentRow: [RowValue]?  // safe: see above
+  @exclusivity(unchecked) private var currentRaw: UnsafeRawBufferPointer?  // safe: see above
   /// Columns decoded from `currentRaw`, valid where `memoGeneration[i] == generation`.
-  private var memo: [RowValue] = []
-  private var memoGeneration: [UInt32] = []
-  private var generation: UInt32 = 0
+  @exclusivity(unchecked) private var memo: [RowValue] = []  // safe: see above
+  @exclusivity(unchecked) private var memoGeneration: [UInt32] = []  // safe: see above
+  @exclusivity(unchecked) private var generation: UInt32 = 0  // safe: see above
 
   init(core: RealmCore) { self.core = core }
 
@@ -33,10 +37,10 @@ final class RealmQueryContext: QueryContext {
     if currentTable !== table || memo.count != table.properties.count {
       memo = Array(repeating: .null, count: table.properties.count)
       memoGeneration = Array(repeating: 0, count: table.properties.count)
+      currentTable = table
     }
-    currentTable = table
     currentKey = key
-    currentRow = nil
+    if currentRow != nil { currentRow = nil }
     currentRaw = raw
     generation &+= 1
     if generation == 0 {
@@ -63,7 +67,31 @@ final class RealmQueryContext: QueryContext {
 
   func queryProperty(_ name: String, of className: String) -> QueryProperty? {
     guard let table = core.table(named: className), let index = table.propertyIndex[name] else { return nil }
-    return table.queryProperty(index)
+    var property = table.queryProperty(index)
+    property.storageIndex = index
+    return property
+  }
+
+  /// The column of `property` in `table`: its `storageIndex` when that names it (no lookup by
+  /// name), else found by name.
+  private func column(of property: QueryProperty, in table: TableInfo) -> Int? {
+    if let index = property.storageIndex, index < table.properties.count, table.properties[index].name == property.name
+    {
+      return index
+    }
+    return table.propertyIndex[property.name]
+  }
+
+  func queryValue(_ column: QueryColumn, of key: ObjectKey) throws -> RowValue {
+    // The common case first: a column of the row being tested, found by its storage index.
+    if key == currentKey, let current = currentTable, let index = column.property.storageIndex,
+      column.property.collection != .linkingObjects, current.name == column.className,
+      index < current.properties.count, current.properties[index].name == column.property.name,
+      let value = try currentValue(index)
+    {
+      return value
+    }
+    return try queryValue(column.property, of: key, in: column.className)
   }
 
   func queryValue(_ property: QueryProperty, of key: ObjectKey, in className: String) throws -> RowValue {
@@ -74,7 +102,7 @@ final class RealmQueryContext: QueryContext {
       guard let named = core.table(named: className) else { return .null }
       table = named
     }
-    guard let index = table.propertyIndex[property.name] else { return .null }
+    guard let index = column(of: property, in: table) else { return .null }
     if property.collection == .linkingObjects {
       return .list(core.linkingKeys(to: key, of: table, property: table.properties[index]).map { .link($0) })
     }
