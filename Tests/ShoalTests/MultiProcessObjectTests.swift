@@ -28,7 +28,7 @@ final class RealmWorker {
 
   deinit {
     if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
+      Glibc.kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
     }
   }
@@ -37,6 +37,17 @@ final class RealmWorker {
   func send(_ command: String) throws -> String {
     input.fileHandleForWriting.write(Data((command + "\n").utf8))
     return try line()
+  }
+
+  /// Sends a command without waiting for an answer.
+  func sendOnly(_ command: String) {
+    input.fileHandleForWriting.write(Data((command + "\n").utf8))
+  }
+
+  /// SIGKILLs the process and reaps it.
+  func kill() {
+    Glibc.kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
   }
 
   /// The next line of output, polling the pipe for at most `timeout` seconds.
@@ -115,5 +126,34 @@ struct MultiProcessObjectTests {
     #expect(inbox.next() == .update(count: 4, deletions: [], insertions: [], modifications: [0]))
     token.invalidate()
     _ = try? worker.send("quit")
+  }
+
+  @Test func aWriterKilledMidLoopLosesNoAcknowledgedObject() throws {
+    var config = fileConfiguration("killed")
+    config.objectTypes = [Note.self]
+    let path = config.fileURL!.path
+    for round in 0..<3 {
+      let worker = try RealmWorker(file: path)
+      worker.sendOnly("addloop 100000 r\(round)")
+      var acknowledged = -1
+      let target = 5 + round * 17
+      while acknowledged < target {
+        let line = try worker.line()
+        if line.hasPrefix("committed ") { acknowledged = Int(line.dropFirst(10)) ?? acknowledged }
+      }
+      worker.kill()
+      // Every acknowledged commit is there, at most the one in flight beyond it.
+      let realm = try Realm(configuration: config)
+      realm.refresh()
+      let stored = realm.objects(Note.self).filter("author == %@", "r\(round)")
+      #expect(stored.count >= acknowledged + 1 && stored.count <= acknowledged + 2)
+      for i in 0...acknowledged {
+        #expect(realm.object(ofType: Note.self, forPrimaryKey: "r\(round)-\(i)")?.text == "loop \(i)")
+      }
+      // The file takes writes at once (the dead writer's lock is gone) and keys stay unique.
+      try realm.write { realm.add(Note(value: ["id": "after-\(round)", "author": "t"])) }
+    }
+    let realm = try Realm(configuration: config)
+    #expect(realm.objects(Note.self).filter("author == 't'").count == 3)
   }
 }

@@ -6,6 +6,7 @@ import ShoalSharedModels
 // stdout: the other side of the object layer's multi-process tests.
 //
 //   add N PREFIX     adds N notes with ids PREFIX-0 … PREFIX-(N-1), by author PREFIX
+//   addloop N PREFIX the same, one commit per note, printing "committed I" after each
 //   count            refreshes, prints "count N" (all notes)
 //   query PREDICATE  refreshes, prints "match N" for notes matching the predicate
 //   quit             exits
@@ -33,6 +34,17 @@ do {
           realm.add(
             Note(value: ["id": "\(words[2])-\(i)", "author": words[2], "text": "note \(i)", "priority": i % 5]))
         }
+      }
+      say("added \(realm.objects(Note.self).count)")
+    case "addloop" where words.count == 3:
+      // One note per commit, acknowledging each; a test kills this process mid-loop.
+      let count = Int(words[1]) ?? 0
+      for i in 0..<count {
+        try realm.write {
+          realm.add(
+            Note(value: ["id": "\(words[2])-\(i)", "author": words[2], "text": "loop \(i)", "priority": i % 5]))
+        }
+        say("committed \(i)")
       }
       say("added \(realm.objects(Note.self).count)")
     case "count":
