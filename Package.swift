@@ -74,7 +74,8 @@ let package = Package(
     .executableTarget(
       name: "shoal-realm-worker", dependencies: ["Shoal", "ShoalSharedModels"], path: "Tools/shoal-realm-worker"),
     .testTarget(
-      name: "ShoalTests", dependencies: ["Shoal", "ShoalSharedModels", "shoal-realm-worker"], path: "Tests/ShoalTests"),
+      name: "ShoalTests", dependencies: ["Shoal", "ShoalStorage", "ShoalSharedModels", "shoal-realm-worker"],
+      path: "Tests/ShoalTests"),
     .testTarget(
       name: "ShoalStorageTests",
       dependencies: ["ShoalStorage", "ShoalTrials"],

@@ -1,5 +1,6 @@
 import Foundation
 import Shoal
+import ShoalStorage
 import Testing
 
 @Suite("Objects: models, add, read, update, delete")
@@ -226,5 +227,46 @@ struct ObjectTests {
     try realm.write { stored["age"] = 44 }
     #expect(stored.age == 44)
     #expect((stored["dogs"] as? List<Dog>)?.count == 2)
+  }
+}
+
+@Suite("Backlink index")
+struct BacklinkTests {
+  @Test func linkingObjectsAndDeletesFollowTheIndexAndItIsRebuiltWhenMissing() throws {
+    let config = fileConfiguration()
+    do {
+      let realm = try Realm(configuration: config)
+      try realm.write {
+        let dogs = (0..<20).map { Dog(value: ["name": "d\($0)", "age": $0]) }
+        for i in 0..<10 {
+          let person = Person(id: i, name: "p\(i)", age: i)
+          person.dog = dogs[i]
+          person.dogs.append(objectsIn: [dogs[i], dogs[(i + 1) % 20], dogs[10 + i]])
+          realm.add(person)
+        }
+      }
+      let d1 = try #require(realm.objects(Dog.self).filter("name == 'd1'").first)
+      #expect(Set(d1.walkers.map(\.id)) == [0, 1])
+      try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 0)?.dogs.removeAll() }
+      #expect(d1.walkers.map(\.id) == [1])
+    }
+    // Take the index away (as in a file written before it existed); opening rebuilds it.
+    let store = try Store.open(path: config.fileURL!.path)
+    try store.write { txn in
+      for name in try txn.keyspaceNames() where name.hasPrefix("b/") { try txn.dropKeyspace(name) }
+      _ = try txn.delete(Array("backlinks".utf8), in: "_meta")
+    }
+    store.close()
+    let realm = try Realm(configuration: config)
+    let d1 = try #require(realm.objects(Dog.self).filter("name == 'd1'").first)
+    #expect(d1.walkers.map(\.id) == [1])
+    // Deleting dogs clears exactly the links to them, wherever they are.
+    try realm.write { realm.delete(realm.objects(Dog.self).filter("age < 5")) }
+    let p3 = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3))
+    #expect(p3.dog == nil)
+    #expect(p3.dogs.map(\.name) == ["d13"])
+    let p7 = try #require(realm.object(ofType: Person.self, forPrimaryKey: 7))
+    #expect(p7.dog?.name == "d7" && p7.dogs.map(\.name) == ["d7", "d8", "d17"])
+    #expect(realm.objects(Person.self).filter("dog == nil").count == 5)
   }
 }

@@ -21,6 +21,8 @@ final class RealmCore {
   var skippedTokens: [NotificationToken] = []
   /// Whether this Realm is a frozen snapshot.
   let isFrozen: Bool
+  /// Whether the file has the backlink index (every writable open builds it).
+  var hasBacklinks: Bool { schema.hasBacklinks }
   /// The frozen Realm of the current version, while something holds it.
   weak var frozenCore: RealmCore?
   /// Queued `writeAsync`/`beginAsyncWrite` blocks.
@@ -361,6 +363,9 @@ final class RealmCore {
         for index in changed { mask[index / 8] |= 1 << UInt8(index % 8) }
       }
       try write.put(RowCodec.encode(row), forKey: keyBytes, in: table.keyspace, changeInfo: mask)
+      if hasBacklinks {
+        try Backlinks.update(write, table: table, key: key, old: old, new: row, properties: old == nil ? nil : changed)
+      }
     }
     stamp &+= 1
   }
@@ -437,6 +442,15 @@ final class RealmCore {
       let originProperty = property.linkOriginPropertyName, let index = origin.propertyIndex[originProperty]
     else { return [] }
     var keys: [ObjectKey] = []
+    if hasBacklinks {
+      let prefix = Backlinks.prefix(target: key, source: origin.name, property: index)
+      scan(Backlinks.keyspace(table.name), range: .prefix(prefix)) { entry, _ in
+        keys.append(TableInfo.key(from: entry.suffix(8)))
+        return true
+      }
+      return keys
+    }
+    // A read-only file written before the backlink index existed: scan the origin class.
     scan(origin.keyspace) { keyBytes, value in
       guard let row = try? RowCodec.decode(value), index < row.count else { return true }
       if Self.links(row[index], to: key) { keys.append(TableInfo.key(from: keyBytes)) }
@@ -557,6 +571,7 @@ final class RealmCore {
           _ = try write.delete(TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
         }
         _ = try write.delete(keyBytes, in: table.keyspace)
+        if hasBacklinks { try Backlinks.update(write, table: table, key: key, old: row, new: nil, properties: nil) }
         for (index, property) in table.properties.enumerated() {
           guard let target = property.objectClassName.flatMap({ self.table(named: $0) }), target.isEmbedded,
             property.collection != .linkingObjects
@@ -582,6 +597,28 @@ final class RealmCore {
   /// Removes links to deleted objects: to-one links become nil, list and set entries go,
   /// map values become nil (RealmSwift's behaviour).
   private func nullifyLinks(to keys: Set<ObjectKey>, of target: TableInfo) {
+    if hasBacklinks {
+      // The backlink index names exactly the objects linking here.
+      var sources: [String: [ObjectKey: Set<Int>]] = [:]
+      for key in keys {
+        scan(Backlinks.keyspace(target.name), range: .prefix(TableInfo.keyBytes(key))) { entry, _ in
+          if let (source, property, sourceKey) = Backlinks.decode(entry) {
+            sources[source, default: [:]][sourceKey, default: []].insert(property)
+          }
+          return true
+        }
+      }
+      for (name, objects) in sources {
+        guard let source = table(named: name) else { continue }
+        for (sourceKey, properties) in objects {
+          guard let old = self.row(source, sourceKey) else { continue }
+          var row = old
+          for index in properties where index < row.count { row[index] = Self.removingLinks(row[index], to: keys) }
+          writeRow(row, old: old, table: source, key: sourceKey, changed: Array(properties))
+        }
+      }
+      return
+    }
     for (source, index) in schema.incomingLinks[target.name] ?? [] {
       var updates: [(ObjectKey, [RowValue])] = []
       scan(source.keyspace) { keyBytes, value in
@@ -639,6 +676,7 @@ final class RealmCore {
         for index in table.indexedProperties where try write.hasKeyspace(table.indexKeyspace(index)) {
           try write.clear(table.indexKeyspace(index))
         }
+        if try write.hasKeyspace(Backlinks.keyspace(table.name)) { try write.clear(Backlinks.keyspace(table.name)) }
       }
     }
     stamp &+= 1

@@ -8,8 +8,11 @@ final class RealmSchema: Sendable {
   /// For each class, the (table, property index) pairs whose links point at it.
   let incomingLinks: [String: [(table: TableInfo, index: Int)]]
   let schemaVersion: UInt64
+  /// Whether the file has the backlink index.
+  let hasBacklinks: Bool
 
-  init(tables: [TableInfo], schemaVersion: UInt64) {
+  init(tables: [TableInfo], schemaVersion: UInt64, hasBacklinks: Bool) {
+    self.hasBacklinks = hasBacklinks
     self.tables = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
     var byType: [ObjectIdentifier: TableInfo] = [:]
     var incoming: [String: [(table: TableInfo, index: Int)]] = [:]

@@ -21,24 +21,26 @@ struct SchemaResolver {
       return cached
     }
     let (stored, version) = try readStored(nil)
-    if let version, isCurrent(stored: stored, version: version, code: codeSchemas) {
-      return publish(stored: stored, version: version)
+    let backlinks = try hasBacklinkIndex(nil)
+    if let version, backlinks, isCurrent(stored: stored, version: version, code: codeSchemas) {
+      return publish(stored: stored, version: version, backlinks: true)
     }
     guard !configuration.readOnly else {
       if version == nil {
         throw Realm.Error(.fileAccess, "Cannot open an empty read-only Realm: the file has no schema yet.")
       }
       try check(stored: stored, version: version ?? 0, code: codeSchemas)
-      return publish(stored: stored, version: version ?? 0)
+      return publish(stored: stored, version: version ?? 0, backlinks: backlinks)
     }
     do {
       return try store.write { write throws -> RealmSchema in
         let (stored, version) = try readStored(write)
-        if let version, isCurrent(stored: stored, version: version, code: codeSchemas) {
-          return publish(stored: stored, version: version)
+        if let version, try hasBacklinkIndex(write), isCurrent(stored: stored, version: version, code: codeSchemas) {
+          return publish(stored: stored, version: version, backlinks: true)
         }
         let resultStored = try apply(write, stored: stored, version: version, code: codeSchemas)
-        return publish(stored: resultStored, version: configuration.schemaVersion)
+        try Backlinks.rebuild(write, schemas: resultStored)
+        return publish(stored: resultStored, version: configuration.schemaVersion, backlinks: true)
       }
     } catch let error as Realm.Error {
       throw error
@@ -51,10 +53,26 @@ struct SchemaResolver {
     version == configuration.schemaVersion && code.allSatisfy { stored[$0.key] == $0.value }
   }
 
-  private func publish(stored: [String: ObjectSchema], version: UInt64) -> RealmSchema {
+  /// Whether the file's `_meta` says the backlink index is built.
+  private func hasBacklinkIndex(_ write: WriteTransaction?) throws(Realm.Error) -> Bool {
+    do {
+      if let write {
+        guard try write.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
+        return try write.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) != nil
+      }
+      return try store.read { snapshot in
+        guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
+        return try snapshot.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) != nil
+      }
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+  }
+
+  private func publish(stored: [String: ObjectSchema], version: UInt64, backlinks: Bool) -> RealmSchema {
     let infos = Dictionary(classes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
     let tables = stored.values.map { TableInfo(schema: $0, classInfo: infos[$0.className]) }
-    let schema = RealmSchema(tables: tables, schemaVersion: version)
+    let schema = RealmSchema(tables: tables, schemaVersion: version, hasBacklinks: backlinks)
     file.schema.withLock { $0 = schema }
     return schema
   }
