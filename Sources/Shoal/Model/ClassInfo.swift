@@ -150,7 +150,7 @@ public final class _KeyPathProbe {
 
   init() {}
 
-  func record(_ object: ObjectBase, _ index: Int) {
+  @usableFromInline func record(_ object: ObjectBase, _ index: Int) {
     path.append(object._classInfo.fields[index].name)
   }
 

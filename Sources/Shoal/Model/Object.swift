@@ -17,7 +17,7 @@ open class ObjectBase: CustomStringConvertible {
   /// Set when the object was deleted or its transaction cancelled.
   var _invalidated = false
   /// Set on key-path tracing probes.
-  var _probe: _KeyPathProbe?
+  @usableFromInline var _probe: _KeyPathProbe?
   /// Property access by name, for `DynamicObject`s.
   var _dynamic: (any DynamicAccess)?
 

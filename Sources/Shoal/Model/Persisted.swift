@@ -16,27 +16,29 @@
 /// keep their values in the wrapper; managed objects read and write the Realm.
 @propertyWrapper
 public struct Persisted<Value: _Persistable> {
-  enum Storage {
+  // Inlinable, so that each model's wrappers are specialised in its own module: no generic
+  // metadata lookups on every property access.
+  @usableFromInline enum Storage {
     case unmanaged(Value)
     case unmanagedNoDefault
     case managed(Int)
   }
-  var storage: Storage
-  let options: PersistedOptions
+  @usableFromInline var storage: Storage
+  @usableFromInline let options: PersistedOptions
 
   /// Declares a property with the type's default value.
-  public init() {
+  @inlinable public init() {
     storage = .unmanagedNoDefault
     options = PersistedOptions()
   }
 
   /// Declares a property with a default value.
-  public init(wrappedValue value: Value) {
+  @inlinable public init(wrappedValue value: Value) {
     storage = .unmanaged(value)
     options = PersistedOptions()
   }
 
-  init(storage: Storage, options: PersistedOptions) {
+  @usableFromInline init(storage: Storage, options: PersistedOptions) {
     self.storage = storage
     self.options = options
   }
@@ -50,6 +52,7 @@ public struct Persisted<Value: _Persistable> {
   }
 
   /// Routes reads and writes of managed objects to their Realm.
+  @inlinable
   public static subscript<EnclosingSelf: ObjectBase>(
     _enclosingInstance observed: EnclosingSelf,
     wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -83,37 +86,43 @@ public struct Persisted<Value: _Persistable> {
 }
 
 /// Options given to `@Persisted`.
-struct PersistedOptions: Sendable {
-  var indexed = false
-  var primaryKey = false
-  var originProperty: String?
+@usableFromInline struct PersistedOptions: Sendable {
+  @usableFromInline var indexed = false
+  @usableFromInline var primaryKey = false
+  @usableFromInline var originProperty: String?
+
+  @usableFromInline init(indexed: Bool = false, primaryKey: Bool = false, originProperty: String? = nil) {
+    self.indexed = indexed
+    self.primaryKey = primaryKey
+    self.originProperty = originProperty
+  }
 }
 
 extension Persisted where Value: _Indexable {
   /// Declares an indexed property: equality queries on it use the index.
-  public init(indexed: Bool) {
+  @inlinable public init(indexed: Bool) {
     self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
   }
   /// Declares an indexed property with a default value.
-  public init(wrappedValue value: Value, indexed: Bool) {
+  @inlinable public init(wrappedValue value: Value, indexed: Bool) {
     self.init(storage: .unmanaged(value), options: PersistedOptions(indexed: indexed))
   }
 }
 
 extension Persisted where Value: _PrimaryKey {
   /// Declares the class's primary key. Only one property may be the primary key.
-  public init(primaryKey: Bool) {
+  @inlinable public init(primaryKey: Bool) {
     self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
   }
   /// Declares the primary key with a default value.
-  public init(wrappedValue value: Value, primaryKey: Bool) {
+  @inlinable public init(wrappedValue value: Value, primaryKey: Bool) {
     self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
   }
 }
 
 extension Persisted where Value: LinkingObjectsProtocol {
   /// Declares the objects that link to this one through `originProperty` of `Value.Element`.
-  public init(originProperty: String) {
+  @inlinable public init(originProperty: String) {
     self.init(
       storage: .unmanaged(Value(fromOriginProperty: originProperty)),
       options: PersistedOptions(originProperty: originProperty))
