@@ -98,6 +98,11 @@ struct NotificationTests {
         }
       }
     }
+    // A cleared class takes the full path once, then the incremental one again.
+    try realm.write { realm.deleteAll() }
+    try realm.write { realm.add((0..<10).map { Person(id: 1000 + $0, name: "c", age: 20 + $0) }) }
+    try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 1003)?.age = 1 }
+    try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 1004)?.name = "x" }
     #expect(fast.count > 1)
     #expect(fast == full)
     withExtendedLifetime([a, b]) {}

@@ -117,6 +117,7 @@ final class CollectionObserver<Collection>: RealmObserver {
   let filter: ObservationFilter?
   let block: (RealmCollectionChange<Collection>) -> Void
   private var last: [RowValue]
+  private var lastKeys: [ObjectKey]?
 
   init(
     token: NotificationToken, collection: Collection, state: ResultsState, keyPaths: [String]?, core: RealmCore,
@@ -143,8 +144,14 @@ final class CollectionObserver<Collection>: RealmObserver {
         ? true : nil
     }
     if filter.nested.contains(where: { summary.changes(of: $0.target.name) != nil }) { return nil }
-    let oldKeys = last.compactMap { CoreLinks.key($0) }
-    guard oldKeys.count == last.count else { return nil }
+    // The keys of `last`, kept between updates so a small change costs no pass over them.
+    let oldKeys: [ObjectKey]
+    if let lastKeys {
+      oldKeys = lastKeys
+    } else {
+      oldKeys = last.compactMap { CoreLinks.key($0) }
+      guard oldKeys.count == last.count else { return nil }
+    }
     func position(_ key: ObjectKey, in keys: [ObjectKey]) -> (Int, Bool) {
       var low = 0
       var high = keys.count
@@ -165,17 +172,20 @@ final class CollectionObserver<Collection>: RealmObserver {
     }
     for key in changes.inserted where state.matches(key) { added.append(key) }
     added.sort()
-    var newKeys: [ObjectKey] = []
-    newKeys.reserveCapacity(oldKeys.count + added.count)
-    var i = 0
-    for key in oldKeys where !removed.contains(key) {
-      while i < added.count && added[i] < key {
-        newKeys.append(added[i])
-        i += 1
+    var newKeys = oldKeys
+    if !removed.isEmpty || !added.isEmpty {
+      newKeys = []
+      newKeys.reserveCapacity(oldKeys.count + added.count)
+      var i = 0
+      for key in oldKeys where !removed.contains(key) {
+        while i < added.count && added[i] < key {
+          newKeys.append(added[i])
+          i += 1
+        }
+        newKeys.append(key)
       }
-      newKeys.append(key)
+      newKeys.append(contentsOf: added[i...])
     }
-    newKeys.append(contentsOf: added[i...])
     let deletions = removed.map { position($0, in: oldKeys).0 }.sorted()
     let insertions = added.map { position($0, in: newKeys).0 }.sorted()
     var modifications: [Int] = []
@@ -185,7 +195,12 @@ final class CollectionObserver<Collection>: RealmObserver {
       if found, ChangeSummary.intersects(mask, filter.mask) { modifications.append(index) }
     }
     modifications.sort()
-    last = newKeys.map { .link($0) }
+    if !removed.isEmpty || !added.isEmpty {
+      last = newKeys.map { .link($0) }
+      lastKeys = newKeys
+    } else {
+      lastKeys = oldKeys
+    }
     state.adopt(last)
     guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
     block(.update(collection, deletions: deletions, insertions: insertions, modifications: modifications))
@@ -223,6 +238,7 @@ final class CollectionObserver<Collection>: RealmObserver {
       }
     }
     last = now
+    lastKeys = nil
     guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
     block(
       .update(collection, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications))
