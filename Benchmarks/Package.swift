@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
-// Benchmarks of Shoal's storage engine against LMDB and SQLite, and of its object layer against
-// GRDB (see bench.sh; `make bench`). A package of its own so the benchmark dependencies stay out
-// of the root package: build it here (`swift build -c release` in this folder), never in the
-// root's .build.
+// Benchmarks of Shoal's storage engine against LMDB and SQLite, of its object layer against GRDB,
+// and of the object layer's cross-process notifications and freeze() (see bench.sh; `make
+// bench`). A package of its own so the benchmark dependencies stay out of the root package:
+// build it here (`swift build -c release` in this folder), never in the root's .build.
 import PackageDescription
 
 // A path dependency's identity is its folder's name (lower-cased), whatever the clone is called.
@@ -20,8 +20,9 @@ let package = Package(
   targets: [
     .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
     .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-    // The three engines behind one interface, and the dataset: shared by the benchmarks and
-    // bench-peer, so every process opens a database the same way.
+    // The three engines behind one interface, the dataset, and starting and talking to
+    // bench-peer processes: shared by the benchmarks and bench-peer, so every process opens a
+    // database the same way.
     .target(
       name: "BenchEngines",
       dependencies: ["CLMDB", "CSQLite", .product(name: "ShoalStorage", package: rootIdentity)],
@@ -50,14 +51,34 @@ let package = Package(
       path: "Benchmarks/ObjectBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
+    // Shoal's object-layer notifications across processes and freeze(): the model and shapes
+    // that NotificationBenchmarks and bench-peer's `observe` (the observing process) share.
+    .target(
+      name: "NotifyShared", dependencies: [.product(name: "Shoal", package: rootIdentity)],
+      path: "Sources/NotifyShared"),
+    .executableTarget(
+      name: "NotificationBenchmarks",
+      dependencies: [
+        "BenchEngines", "NotifyShared",
+        .product(name: "Shoal", package: rootIdentity),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/NotificationBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
     // Reads the run's Influx export and the side files (file sizes, notification); prints the table.
     // (Not the JMH export: it drops any benchmark whose iterations take over a second.)
     .executableTarget(name: "bench-table", path: "Sources/bench-table"),
     // The other processes of the cross-process benchmarks (notification latency, contended
-    // commits). bench.sh builds it; the benchmarks run it from their own folder.
+    // commits, object notifications). bench.sh builds it; the benchmarks run it from their own
+    // folder.
     .executableTarget(
       name: "bench-peer",
-      dependencies: ["BenchEngines", .product(name: "ShoalStorage", package: rootIdentity)],
+      dependencies: [
+        "BenchEngines", "NotifyShared",
+        .product(name: "ShoalStorage", package: rootIdentity),
+        .product(name: "Shoal", package: rootIdentity),
+      ],
       path: "Sources/bench-peer"
     ),
   ],

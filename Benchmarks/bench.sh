@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, and Shoal's
-# object layer against GRDB on the same objects, in one run, printed as two tables (see
-# Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift, and
-# Benchmarks/ObjectBenchmarks/ for the workloads). Takes a few minutes. Extra arguments go
-# to the benchmark tool, e.g.
+# `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, Shoal's object
+# layer against GRDB on the same objects, and the object layer's cross-process notifications
+# and freeze(), in one run, printed as three tables (see
+# Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
+# Benchmarks/ObjectBenchmarks/ and Benchmarks/NotificationBenchmarks/ for the workloads).
+# Takes a few minutes. Extra arguments go to the benchmark tool, e.g.
 #   bash Benchmarks/bench.sh --filter 'point-reads.*'   (a regex the whole name must match)
 #   bash Benchmarks/bench.sh --target ObjectBenchmarks  (only the object layer against GRDB)
+#   bash Benchmarks/bench.sh --target NotificationBenchmarks  (only notifications and freeze)
 # Databases, logs and the raw export go to $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the
-# databases are removed at the end, the logs and export are kept. The file sizes are written by
-# the benchmarks to $SHOAL_BENCH_DIR/results (filesize-<engine>.txt after the bulk loads,
-# filesize-objects-<shoal|grdb>.txt after the object inserts, GRDB's WAL checkpointed first).
+# databases are removed at the end, the logs and export are kept. The benchmarks write what the
+# export does not hold to $SHOAL_BENCH_DIR/results: file sizes (filesize-<engine>.txt after the
+# bulk loads, filesize-objects-<shoal|grdb>.txt after the object inserts, GRDB's WAL
+# checkpointed first) and the notification benchmarks' counts (notify-*.txt).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -1,7 +1,7 @@
 // bench-peer: the other processes of the cross-process benchmarks
-// (Benchmarks/StorageBenchmarks/CrossProcess.swift starts them). Commands come one a line on
-// stdin, answers go one a line on stdout; errors go to stderr and as `error <message>` on
-// stdout, and the process exits 1.
+// (Benchmarks/StorageBenchmarks/CrossProcess.swift and Benchmarks/NotificationBenchmarks start
+// them). Commands come one a line on stdin, answers go one a line on stdout; errors go to
+// stderr and as `error <message>` on stdout, and the process exits 1.
 //
 //   bench-peer notify <file.shoal>
 //       Opens the Shoal store (durability .unsafe) and prints `ready`. For each `c <i>`:
@@ -11,6 +11,9 @@
 //       Opens the engine's database in <directory> (as durable as the other benchmarks) and
 //       prints `ready`. For each `go <round>`: makes <count> single-entry durable commits
 //       (keys of `contentionEntryIndex`), then prints `done <count> <elapsed ns>`.
+//   bench-peer observe <file.realm> <latency|count>
+//       Observes the Realm's `Results` of every `Quote` on a queue, for NotificationBenchmarks;
+//       see Observe.swift.
 //
 // A peer exits when its stdin closes (or on `quit`), and also when the process that started
 // it dies (it checks its parent every 50 ms), so it never outlives a benchmark that failed.
@@ -104,13 +107,17 @@ do {
   switch arguments.count > 1 ? arguments[1] : "" {
   case "notify" where arguments.count == 3:
     try notify(path: arguments[2])
+  case "observe" where arguments.count == 4:
+    try observe(path: arguments[2], mode: arguments[3])
   case "commit" where arguments.count == 6:
     guard let kind = EngineKind(rawValue: arguments[2]), let writer = Int(arguments[4]),
       let count = Int(arguments[5])
     else { fail("bad arguments \(arguments)") }
     try commit(kind: kind, directory: arguments[3], writer: writer, count: count)
   default:
-    fail("usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count>")
+    fail(
+      "usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count> | "
+        + "bench-peer observe <file.realm> <latency|count>")
   }
 } catch {
   fail("\(error)")

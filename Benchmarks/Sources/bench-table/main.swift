@@ -6,10 +6,13 @@
 // and percentile, values unscaled — nanoseconds for wall-clock time and for the latency
 // metrics) and the side files the benchmarks wrote to <results-dir> (filesize-<engine>.txt from
 // the bulk loads, filesize-objects-<side>.txt from the object inserts, notify-early-shoal.txt
-// from the notification benchmark); prints two tables: Shoal's storage engine against LMDB and
-// SQLite, and Shoal's object layer against GRDB. Each gives every workload's figure per
-// engine, Shoal's ratio to each other engine (< 1: Shoal is faster or smaller) and whether
-// Shoal meets its target. Exits 1 when a figure is missing.
+// from the notification benchmark, notify-objects-early-shoal.txt and
+// notify-throughput-shoal.txt from the object-notification benchmarks); prints three tables:
+// Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, and the
+// object layer's cross-process notifications and freeze(), which the others cannot do. The
+// first two give every workload's figure per engine, Shoal's ratio to each other engine (< 1:
+// Shoal is faster or smaller); every table says whether Shoal meets its target. Exits 1 when a
+// figure is missing.
 
 import Foundation
 
@@ -74,12 +77,42 @@ func fileSize(_ engine: String) -> Double? {
   return Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
 }
 
-/// The notification benchmark's "<early> <observed>" side file.
-func notifyEarly() -> (early: Int, observed: Int)? {
-  guard let text = try? String(contentsOfFile: resultsDirectory + "/notify-early-shoal.txt", encoding: .utf8)
-  else { return nil }
+/// A notification benchmark's "<early> <observed>" side file.
+func notifyEarly(_ file: String = "notify-early-shoal.txt") -> (early: Int, observed: Int)? {
+  guard let text = try? String(contentsOfFile: resultsDirectory + "/" + file, encoding: .utf8) else { return nil }
   let numbers = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
   return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
+}
+
+/// The object-notification throughput benchmark's totals (notify-throughput-shoal.txt: one
+/// line of name=value pairs).
+struct ThroughputTotals {
+  let values: [String: Double]
+
+  init?(_ file: String) {
+    guard let text = try? String(contentsOfFile: resultsDirectory + "/" + file, encoding: .utf8) else { return nil }
+    var values: [String: Double] = [:]
+    for pair in text.split(whereSeparator: \.isWhitespace) {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+    }
+    guard values["commits", default: 0] > 0, values["writing_seconds", default: 0] > 0 else { return nil }
+    self.values = values
+  }
+
+  subscript(_ name: String) -> Double { values[name, default: 0] }
+
+  var commits: Double { self["commits"] }
+  var callbacksPerSecond: Double { self["callbacks"] / self["writing_seconds"] }
+  var commitsPerCallback: Double? { self["callbacks"] > 0 ? commits / self["callbacks"] : nil }
+  /// Committed objects that no reported insertion held.
+  var lost: Double { commits - self["delivered"] }
+  /// No change lost, none reported twice or out of thin air, and the insertions reported sum to
+  /// the commits (each commit inserted one object and did nothing else).
+  var exact: Bool {
+    lost == 0 && self["repeated"] == 0 && self["out_of_range"] == 0 && self["insertions"] == commits
+      && self["deletions"] == 0 && self["modifications"] == 0
+  }
 }
 
 // MARK: - Formatting
@@ -229,6 +262,58 @@ let objectRows: [Row] = [
     target: "<=0.5x GRDB", meets: halfOfGRDB),
 ]
 
+// As in NotifyShape (Sources/NotifyShared/NotifyShared.swift).
+let frozenObjects = 10_000.0
+let frozenRealmsAgain = 10_000.0
+let frozenResults = 100.0
+let objectsLatency = "notify-objects-latency 10k / shoal"
+/// The Influx names (spaces dropped) of the object-notification benchmarks' custom metrics.
+let objectsPublishToCallback = "objectspublishtocallback(ns)"
+let objectsReturnToCallback = "objectscommitreturntocallback(ns)"
+let objectsCallToCallback = "objectscommitcalltocallback(ns)"
+let writerCommit = "commit(ns)"
+let freezeMetric = "freeze(ns)"
+let throughput = ThroughputTotals("notify-throughput-shoal.txt")
+/// Cells of LMDB, SQLite and GRDB: none can tell another process about a commit, nor freeze.
+let othersCannotNotify = Array(repeating: cannotNotify, count: 3)
+let othersHaveNoFreeze = Array(repeating: Cell.text("-"), count: 3)
+
+let notificationRows: [Row] = [
+  Row(
+    label: "Results of 10k, other process, p50",
+    cells: [Cell(figure(objectsLatency, objectsPublishToCallback, percentile: 50))] + othersCannotNotify,
+    target: "<=200 us", meets: { shoal, _ in shoal <= 200_000 }),
+  Row(
+    label: "Results of 10k, other process, p99",
+    cells: [Cell(figure(objectsLatency, objectsPublishToCallback, percentile: 99))] + othersCannotNotify,
+    target: "(none set)", meets: nil),
+  Row(
+    label: "1k commits/s: callbacks delivered",
+    cells: [Cell(throughput?.callbacksPerSecond)] + othersCannotNotify,
+    show: { String(format: "%.0f/s", $0) }, target: "(none set)", meets: nil),
+  Row(
+    label: "1k commits/s: commits per callback",
+    cells: [Cell(throughput?.commitsPerCallback)] + othersCannotNotify,
+    show: { String(format: "%.2f", $0) }, target: "(none set)", meets: nil),
+  Row(
+    label: "1k commits/s: changes lost",
+    cells: [Cell(throughput?.lost)] + othersCannotNotify,
+    show: { String(format: "%.0f", $0) }, target: "0; insertions == commits",
+    meets: { _, _ in throughput?.exact == true }),
+  Row(
+    label: "freeze an object, per op",
+    cells: [Cell(figure("freeze-object 10k / shoal").map { $0 / frozenObjects })] + othersHaveNoFreeze,
+    target: "(none set)", meets: nil),
+  Row(
+    label: "freeze a Realm, new version, per op",
+    cells: [Cell(figure("freeze-realm 200 / shoal", freezeMetric))] + othersHaveNoFreeze,
+    target: "(none set)", meets: nil),
+  Row(
+    label: "freeze Results of 10k, per op",
+    cells: [Cell(figure("freeze-results 100 / shoal").map { $0 / frozenResults })] + othersHaveNoFreeze,
+    target: "(none set)", meets: nil),
+]
+
 // MARK: - The tables
 
 var missing = false
@@ -237,17 +322,17 @@ var unchecked = 0
 
 /// The table's lines: a header, a rule, one line per row. Records missing figures and missed
 /// or unchecked targets.
-@MainActor func table(_ names: [String], _ rows: [Row], missedPrefix: String) -> [String] {
+@MainActor func table(_ names: [String], _ rows: [Row], missedPrefix: String, ratios: Bool = true) -> [String] {
   var lines: [[String]] = []
   for row in rows {
     if row.cells.contains(where: { if case .missing = $0 { return true } else { return false } }) { missing = true }
     let shoal = row.cells[0].value
     let others = row.cells.dropFirst()
-    let ratios = others.map { $0.value.flatMap { v in shoal.flatMap { v > 0 ? $0 / v : nil } } }
+    let ratioValues = others.map { $0.value.flatMap { v in shoal.flatMap { v > 0 ? $0 / v : nil } } }
     var met = "-"
     if let meets = row.meets {
       if let shoal {
-        let ok = meets(shoal, ratios)
+        let ok = meets(shoal, ratioValues)
         met = ok ? "yes" : "NO"
         if !ok { missed.append(missedPrefix + row.label) }
       } else {
@@ -262,16 +347,17 @@ var unchecked = 0
       case .missing: return "n/a"
       }
     }
-    let ratioCells = zip(others, ratios).map { other, ratio -> String in
+    let ratioCells = zip(others, ratioValues).map { other, ratio -> String in
       switch other {
       case .text: return "-"
       case .missing: return "n/a"
       case .value: return ratioText(ratio)
       }
     }
-    lines.append([row.label] + cells + ratioCells + [row.target, met])
+    lines.append([row.label] + cells + (ratios ? ratioCells : []) + [row.target, met])
   }
-  let header = ["workload"] + names + names.dropFirst().map { "\(names[0])/\($0)" } + ["target", "met"]
+  let ratioHeader = ratios ? names.dropFirst().map { "\(names[0])/\($0)" } : []
+  let header = ["workload"] + names + ratioHeader + ["target", "met"]
   let widths = header.indices.map { column in ([header] + lines).map { $0[column].count }.max() ?? 0 }
   let firstLeftAligned = header.count - 2
   func render(_ row: [String]) -> String {
@@ -327,6 +413,37 @@ let objectNotes = [
   perOperation("5 range queries + sort", "objects-range-sorted 5q", rangeQueries, "query", sides: objectSides),
 ]
 
+func objectLatencies(_ metric: String) -> String {
+  percentiles.map { p in "p\(Int(p)) " + (figure(objectsLatency, metric, percentile: p).map(time) ?? "n/a") }
+    .joined(separator: ", ")
+}
+var notificationNotes = [
+  "  Results of 10k observed in another process, one modified object per commit:",
+  "    publish -> callback:        \(objectLatencies(objectsPublishToCallback))",
+  "    commit returned -> callback: \(objectLatencies(objectsReturnToCallback))",
+  "    commit called -> callback:  \(objectLatencies(objectsCallToCallback))  (includes the commit and its fsync)",
+  "    the writer's commitWrite:   \(objectLatencies(writerCommit))",
+]
+if let (early, observed) = notifyEarly("notify-objects-early-shoal.txt") {
+  notificationNotes.append(
+    "    the callback started before the writer's commitWrite returned for \(early) of \(observed) commits")
+}
+if let throughput {
+  let seconds = throughput["writing_seconds"]
+  notificationNotes.append(
+    "  1k commits/s: \(Int(throughput.commits)) commits of one inserted object each, in "
+      + String(format: "%.2f s of writing (%.0f commits/s achieved); ", seconds, throughput.commits / seconds)
+      + "\(Int(throughput["callbacks"])) callbacks reported \(Int(throughput["insertions"])) insertions, "
+      + "\(Int(throughput["delivered"])) distinct committed objects, \(Int(throughput["repeated"])) twice, "
+      + "\(Int(throughput["out_of_range"])) unknown")
+}
+notificationNotes.append(
+  "  freeze a Realm at a new version: "
+    + [50.0, 99.0].map { p in
+      "p\(Int(p)) " + (figure("freeze-realm 200 / shoal", freezeMetric, percentile: p).map(time) ?? "n/a")
+    }.joined(separator: ", ") + "; again at the same version (cached): "
+    + (figure("freeze-realm-again 10k / shoal").map { time($0 / frozenRealmsAgain) } ?? "n/a") + " per op")
+
 /// Whether any figure of the table was measured: a table none of whose benchmarks ran (the
 /// run was narrowed with --target or --filter) is left out rather than printed as n/a.
 func hasFigures(_ rows: [Row]) -> Bool { rows.contains { $0.cells.contains { $0.value != nil } } }
@@ -357,6 +474,23 @@ if hasFigures(objectRows) {
   print("")
   print("Per operation, Shoal / GRDB:")
   for note in objectNotes { print(note) }
+}
+if hasFigures(notificationRows) {
+  printed += 1
+  print("")
+  print("Notifications and freeze(): Shoal's object layer (Realm API). A Results of 10k objects observed on")
+  print("a queue in another process while this one commits durably; publish -> callback latency over")
+  print("every commit observed. LMDB, SQLite and GRDB cannot tell another process about a commit, and")
+  print("have no frozen objects.")
+  print("")
+  for line in table(
+    ["Shoal", "LMDB", "SQLite", "GRDB"], notificationRows, missedPrefix: "notifications: ", ratios: false)
+  {
+    print(line)
+  }
+  print("")
+  print("Details, Shoal:")
+  for note in notificationNotes { print(note) }
 }
 print("")
 if printed == 0 {
