@@ -105,7 +105,8 @@ extension ProjectionObservable {
   ) -> NotificationToken {
     guard let projection = self as? Projection<Root> else { fatalError("Only projections can be observed") }
     let properties = projection.projectedProperties.map { property in
-      (property.name, _KeyPathProbe.name(ofPartial: property.keyPath as! PartialKeyPath<Root>))  // safe: @Projected key paths have root `Root`
+      let keyPath = property.keyPath as! PartialKeyPath<Root>  // safe: @Projected key paths start at Root
+      return (property.name, _KeyPathProbe.name(ofPartial: keyPath))
     }
     let chosen = properties.filter { keyPaths == nil || keyPaths?.contains($0.0) == true }
     let rootPaths = chosen.map { $0.1.replacingOccurrences(of: ".projectTo", with: "") }

@@ -99,7 +99,7 @@ extension List: @unchecked Sendable {}  // safe when frozen (immutable, cache-fr
 extension MutableSet: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
 extension Map: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
 extension LinkingObjects: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
-extension AnyRealmCollection: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
+extension AnyRealmCollection: @unchecked Sendable {}  // safe when frozen (immutable); live ones stay confined
 extension Realm: @unchecked Sendable {}  // safe when frozen (immutable, cache-free); live ones stay confined
 
 extension PropertyChange {
