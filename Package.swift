@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .library(name: "Shoal", targets: ["Shoal"]),
     .library(name: "ShoalStorage", targets: ["ShoalStorage"]),
+    .library(name: "ShoalLogging", targets: ["ShoalLogging"]),
     .executable(name: "shoal", targets: ["shoal"]),
     .executable(name: "shoal-stress", targets: ["shoal-stress"]),
   ],
@@ -13,6 +14,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
   ],
   targets: [
     .systemLibrary(
@@ -32,6 +34,10 @@ let package = Package(
       path: "Sources/ShoalStorage"
     ),
     .target(name: "Shoal", dependencies: ["ShoalStorage"], path: "Sources/Shoal"),
+    // Shoal's log messages through swift-log, for servers with their own LogHandler.
+    .target(
+      name: "ShoalLogging", dependencies: ["Shoal", .product(name: "Logging", package: "swift-log")],
+      path: "Sources/ShoalLogging"),
     // Power-loss and corruption trials, shared by shoal-stress and the tests.
     .target(name: "ShoalTrials", dependencies: ["ShoalStorage"], path: "Sources/ShoalTrials"),
     .executableTarget(
@@ -74,7 +80,8 @@ let package = Package(
     .executableTarget(
       name: "shoal-realm-worker", dependencies: ["Shoal", "ShoalSharedModels"], path: "Tools/shoal-realm-worker"),
     .testTarget(
-      name: "ShoalTests", dependencies: ["Shoal", "ShoalStorage", "ShoalSharedModels", "shoal-realm-worker"],
+      name: "ShoalTests",
+      dependencies: ["Shoal", "ShoalStorage", "ShoalLogging", "ShoalSharedModels", "shoal-realm-worker"],
       path: "Tests/ShoalTests"),
     .testTarget(
       name: "ShoalStorageTests",

@@ -1,4 +1,5 @@
 import Foundation
+import ShoalStorage
 
 /// Where a `Results` takes its elements from.
 enum ResultsSource {
@@ -138,6 +139,15 @@ final class ResultsState {
     if let frozenItems { return frozenItems }
     guard let core, let source else { return [] }
     if let cached, cachedStamp == core.stamp { return cached }
+    let started = Log.isEnabled(.debug, .query) ? Store.wallClock() : 0
+    defer {
+      if started != 0 {
+        Log.write(
+          .debug, .query,
+          "Evaluated \(elementTable?.name ?? "values") results (\(filters.count) filters, \(sorts.count) sorts) in "
+            + "\((Store.wallClock() - started) / 1000) µs")
+      }
+    }
     var items: [RowValue] = []
     let context = core.queryContext
     func matches(_ key: ObjectKey) -> Bool {

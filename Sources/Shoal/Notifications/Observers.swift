@@ -415,6 +415,9 @@ extension RealmCore {
 
   /// Tells every observer what changed between `old` and `new`.
   func deliver(from old: ReadTransaction, to new: ReadTransaction, local: Bool) {
+    Log.write(
+      .debug, .notification,
+      "Delivering the changes of versions \(old.version + 1)...\(new.version) to \(observers.count) observer(s)")
     pruneObservers()
     guard !observers.isEmpty, !isDelivering else { return }
     let summary: ChangeSummary

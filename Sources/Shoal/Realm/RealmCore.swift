@@ -45,12 +45,17 @@ final class RealmCore {
   var autorefresh = true
 
   init(configuration: Realm.Configuration) throws(Realm.Error) {
+    Logger.installDefault()
     self.configuration = configuration
     isFrozen = false
     let classes = try RealmSchema.codeClasses(configuration)
     file = try SharedFile.open(configuration)
     schema = try SchemaResolver(file: file, configuration: configuration, classes: classes).resolve()
     do { read = try file.store.beginRead() } catch { throw Realm.Error(storage: error, fileURL: configuration.fileURL) }
+    Log.write(
+      .detail, .shoal,
+      "Opened Realm \(configuration.fileKey) at version \(read?.version ?? 0): \(schema.tables.count) classes, "
+        + "schema version \(schema.schemaVersion)")
   }
 
   /// A frozen Realm at the version `snapshot` pins: immutable, shareable across threads.

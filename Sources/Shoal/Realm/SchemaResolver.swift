@@ -156,12 +156,21 @@ struct SchemaResolver {
       if let old = stored[name] { errors += RealmSchema.migrationErrors(stored: old, code: schema) }
     }
     var stored = stored
+    if let version, configuration.schemaVersion > version {
+      Log.write(
+        .info, .shoal,
+        "Migrating \(configuration.fileKey) from schema version \(version) to \(configuration.schemaVersion)")
+    }
     if !errors.isEmpty, configuration.schemaVersion == storedVersion {
       guard configuration.deleteRealmIfMigrationNeeded else {
         throw Realm.Error(
           .schemaMismatch,
           "Migration is required due to the following errors:\n" + errors.map { "- " + $0 }.joined(separator: "\n"))
       }
+      Log.write(
+        .warn, .shoal,
+        "Deleted every object of \(configuration.fileKey): its schema changed without a migration "
+          + "(deleteRealmIfMigrationNeeded)")
       for name in try write.keyspaceNames() { try write.dropKeyspace(name) }
       stored = [:]
     }

@@ -386,7 +386,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       SharedCoordinator.ofdUnlock(lockFD, byte)
       count += 1
     }
-    if count > 0 { local.withLock { $0.reclaimed += count } }
+    if count > 0 {
+      local.withLock { $0.reclaimed += count }
+      Log.write(.warn, .coordination, "Reclaimed the version pins of \(count) dead process(es) sharing \(lockPath)")
+    }
     return count
   }
 

@@ -9,7 +9,10 @@ struct BlockReader: Sendable {
   /// `limit` (the snapshot's end of allocated space).
   func read(_ pointer: BlockPointer, limit: UInt64) throws -> [UInt8] {
     let offset = pointer.offset
-    func corrupt(_ reason: String) -> StorageError { .corrupt(path: path, offset: offset, reason: reason) }
+    func corrupt(_ reason: String) -> StorageError {
+      Log.write(.error, .storage, "Corruption in \(path) at offset \(offset): \(reason)")
+      return .corrupt(path: path, offset: offset, reason: reason)
+    }
     guard offset >= FileLayout.dataStart, offset % FileLayout.granule == 0 else {
       throw corrupt("a block pointer names offset \(offset), outside the data area")
     }
@@ -48,6 +51,7 @@ struct BlockReader: Sendable {
     let bytes = try read(pointer, limit: limit)
     var reason = ""
     guard let node = NodeImage(bytes: bytes, reason: &reason) else {
+      Log.write(.error, .storage, "Corruption in \(path) at offset \(pointer.offset): \(reason)")
       throw StorageError.corrupt(path: path, offset: pointer.offset, reason: reason)
     }
     cache.insert(key, node)

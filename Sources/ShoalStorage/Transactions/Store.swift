@@ -62,7 +62,15 @@ public final class Store: Sendable {
       }
       // A compaction may have replaced the file between our open and our joining the session.
       if shared != nil, !file.isStillAtPath, attempts < 10 { continue }
-      return try Store(file: file, options: options, shared: shared)
+      let store = try Store(file: file, options: options, shared: shared)
+      Log.write(
+        .detail, .storage,
+        "Opened \(path) at version \(store.latestVersion)"
+          + (shared?.initializedSession == true ? ", starting the session of \(shared?.lockPath ?? "")" : ""))
+      if let torn = store.recoveredFromVersion {
+        Log.write(.warn, .storage, "\(path): the commit of version \(torn) was torn; opened the previous version")
+      }
+      return store
     }
   }
 
@@ -78,6 +86,7 @@ public final class Store: Sendable {
       guard shouldCompact(size, size - min(size, free)) else { return false }
       let temporary = path + ".compacting"
       _ = unlink(temporary)
+      Log.write(.info, .storage, "Compacting \(path): \(size) bytes, \(size - min(size, free)) in use")
       try writeCopy(toPath: temporary)
       guard rename(temporary, path) == 0 else {
         let code = errno
@@ -227,7 +236,13 @@ public final class Store: Sendable {
 
   /// Closes the store: later transactions fail with `StorageError.closed`. Transactions
   /// already open keep working until they end; the file is closed when the last one ends.
-  public func close() { state.withLock { $0.closed = true } }
+  public func close() {
+    let wasOpen = state.withLock { state -> Bool in
+      defer { state.closed = true }
+      return !state.closed
+    }
+    if wasOpen { Log.write(.detail, .storage, "Closed \(path)") }
+  }
 
   // MARK: Pins
 
@@ -271,7 +286,10 @@ public final class Store: Sendable {
     let pins = coordinator.pins().filter { $0.version != latest && $0.version != 0 }
     let count = Set(pins.map(\.version)).count + 1
     if count > limit {
-      throw StorageError.tooManyActiveVersions(count: count, limit: limit, oldest: pins.min { $0.version < $1.version })
+      let error = StorageError.tooManyActiveVersions(
+        count: count, limit: limit, oldest: pins.min { $0.version < $1.version })
+      Log.write(.error, .coordination, error.description)
+      throw error
     }
   }
 

@@ -281,6 +281,7 @@ public final class WriteTransaction {
     try checkOpen()
     defer { abort() }
     guard states.contains(where: { $0.modified }) else { return baseVersion }
+    let started = Log.isEnabled(.debug, .transaction) ? Store.now() : 0
     try store.checkVersionLimit(latest: baseVersion)
     var writer = bulkWriter ?? CommitWriter(store: store, version: version)
     // Keyspaces, then their catalog entries.
@@ -320,6 +321,14 @@ public final class WriteTransaction {
       history: history)
     try writer.finish(meta, slot: 1 - baseSlot)
     store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace)
+    if started != 0 {
+      let changed = states.filter(\.modified)
+      Log.write(
+        .debug, .transaction,
+        "Committed version \(version) of \(store.path): \(changed.count) keyspaces, "
+          + "\(changed.reduce(0) { $0 + $1.changes.count }) changed keys, file end \(meta.fileEnd) bytes, "
+          + "\((Store.now() - started) / 1000) µs (durability \(store.options.durability))")
+    }
     return version
   }
 
