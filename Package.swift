@@ -71,7 +71,7 @@ let package = Package(
     .plugin(
       name: "ShoalPlugin",
       capability: .command(
-        intent: .custom(verb: "shoal", description: "Run the shoal CLI (info, verify, dump, compact).")),
+        intent: .custom(verb: "shoal", description: "Run the shoal CLI (info, verify, dump, compact, watch).")),
       dependencies: ["shoal"],
       path: "Plugins/ShoalPlugin"
     ),

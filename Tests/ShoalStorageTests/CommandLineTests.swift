@@ -29,6 +29,37 @@ import Testing
     }
   }
 
+  @Test func watchPrintsEachCommitOfAnotherProcess() throws {
+    let dir = TemporaryDirectory()
+    try makeFile(dir.file())
+    let store = try Store.open(path: dir.file())
+    let process = Process()
+    process.executableURL = CommandLineTests.shoal
+    process.arguments = ["watch", dir.file(), "--count", "2", "--timeout", "60"]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    // Wait for its first line: from then on it sees every commit.
+    var first = Data()
+    while !first.contains(10) {
+      let chunk = out.fileHandleForReading.availableData
+      if chunk.isEmpty { break }
+      first.append(chunk)
+    }
+    #expect(String(decoding: first, as: UTF8.self).hasPrefix("watching"))
+    try store.write { txn in
+      try txn.put(bytes("new"), forKey: bytes("fish-new"), in: "fish")
+      try txn.put(bytes("changed"), forKey: bytes("fish-1"), in: "fish")
+    }
+    try store.write { txn in _ = try txn.delete(bytes("fish-2"), in: "fish") }
+    let rest = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let text = String(decoding: first, as: UTF8.self) + rest
+    #expect(text.contains(": fish: 1 inserted, 1 updated\n"))
+    #expect(text.contains(": fish: 1 deleted\n"))
+  }
+
   @Test func infoVerifyDumpAndCompact() throws {
     let dir = TemporaryDirectory()
     try makeFile(dir.file())

@@ -7,7 +7,7 @@ struct ShoalCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "shoal",
     abstract: "Inspect, verify, dump and compact Shoal files.",
-    subcommands: [Info.self, Verify.self, Dump.self, Compact.self])
+    subcommands: [Info.self, Verify.self, Dump.self, Compact.self, Watch.self])
 }
 
 struct Output: ParsableArguments {
