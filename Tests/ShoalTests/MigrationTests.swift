@@ -98,6 +98,9 @@ struct MigrationTests {
     #expect(realm.objects(MigratingV1.self).count == 2)
     try realm.write { realm.add(Extra(value: ["note": "hi"])) }
     #expect(realm.objects(Extra.self).count == 1)
+    // A Realm's schema lists the classes it was opened with, not others the file holds.
+    config.objectTypes = [Extra.self]
+    #expect(try Realm(configuration: config).schema.objectSchema.map(\.className) == ["Extra"])
   }
 
   @Test func deleteDataForType() throws {

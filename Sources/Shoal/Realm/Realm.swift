@@ -285,7 +285,9 @@ enum RealmCache {
       cache = Entries()
       dictionary[threadKey] = cache
     }
-    let key = configuration.fileKey
+    // One instance per file and set of classes on a thread.
+    let types = configuration.objectTypes.map { $0.map { "\(ObjectIdentifier($0).hashValue)" }.joined(separator: ",") }
+    let key = configuration.fileKey + "|" + (types ?? "*")
     if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion,
       core.configuration.readOnly == configuration.readOnly
     {

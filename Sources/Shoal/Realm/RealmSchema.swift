@@ -30,7 +30,9 @@ final class RealmSchema: Sendable {
 
   func table(for type: ObjectBase.Type) -> TableInfo? { byType[ObjectIdentifier(type)] }
 
-  var publicSchema: Schema { Schema(tables.values.map(\.objectSchema)) }
+  /// The classes this Realm was opened with (as RealmSwift reports them; classes other
+  /// programs added to the file stay in it but are not listed).
+  var publicSchema: Schema { Schema(tables.values.filter { $0.classInfo != nil }.map(\.objectSchema)) }
 
   static let schemaKeyspace = "_schema"
   static let metaKeyspace = "_meta"

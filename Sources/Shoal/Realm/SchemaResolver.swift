@@ -14,6 +14,7 @@ struct SchemaResolver {
   func resolve() throws(Realm.Error) -> RealmSchema {
     let codeSchemas = Dictionary(classes.map { ($0.className, $0.objectSchema) }, uniquingKeysWith: { a, _ in a })
     if let cached = file.schema.withLock({ $0 }), cached.schemaVersion == configuration.schemaVersion,
+      cached.tables.values.filter({ $0.classInfo != nil }).count == codeSchemas.count,
       codeSchemas.allSatisfy({
         cached.tables[$0.key]?.objectSchema == $0.value && cached.tables[$0.key]?.classInfo != nil
       })
