@@ -156,4 +156,16 @@ struct MultiProcessObjectTests {
     let realm = try Realm(configuration: config)
     #expect(realm.objects(Note.self).filter("author == 't'").count == 3)
   }
+
+  @Test func aDuplicatePrimaryKeyStopsTheWriterAndCommitsNothing() throws {
+    var config = fileConfiguration("duplicate")
+    config.objectTypes = [Note.self]
+    let worker = try RealmWorker(file: config.fileURL!.path)
+    #expect(try worker.send("add 2 dup") == "added 2")
+    // RealmSwift raises an exception here; Shoal stops the process with its message.
+    #expect(throws: RealmWorker.WorkerError.self) { _ = try worker.send("add 3 dup") }
+    worker.kill()
+    let realm = try Realm(configuration: config)
+    #expect(realm.objects(Note.self).count == 2)
+  }
 }

@@ -359,8 +359,13 @@ final class RealmCore {
         if let old { _ = try write.delete(TableInfo.indexKey(old[index]) + keyBytes, in: space) }
         try write.put([], forKey: TableInfo.indexKey(row[index]) + keyBytes, in: space)
       }
-      if let pk = table.primaryKeyIndex, old == nil {
+      if let pk = table.primaryKeyIndex, old == nil,
         try write.put(keyBytes, forKey: TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
+      {
+        // `add` with `.error` does not look the key up first: a clash shows here.
+        fatalError(
+          "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(describe(row[pk]))'."
+        )
       }
       var mask: [UInt8] = []
       if old != nil {
@@ -500,7 +505,7 @@ final class RealmCore {
     {
       let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
       row[pk] = value
-      if let bytes = get(TableInfo.indexKey(value), in: table.primaryKeyspace) {
+      if update != .error, let bytes = get(TableInfo.indexKey(value), in: table.primaryKeyspace) {
         existing = TableInfo.key(from: bytes)
         if update == .error {
           fatalError(

@@ -193,9 +193,13 @@ public final class WriteTransaction {
 
   // MARK: Writes
 
-  /// Inserts or replaces the value for `key`. `changeInfo` is stored with the key's change
-  /// record (OR-ed with earlier ones for the same key in this transaction).
-  public func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: String, changeInfo: [UInt8] = []) throws {
+  /// Inserts or replaces the value for `key`; returns whether `key` was there before.
+  /// `changeInfo` is stored with the key's change record (OR-ed with earlier ones for the same
+  /// key in this transaction).
+  @discardableResult
+  public func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: String, changeInfo: [UInt8] = []) throws
+    -> Bool
+  {
     guard key.count <= StorageLimits.maximumKeySize else {
       throw StorageError.keyTooLarge(size: key.count, limit: StorageLimits.maximumKeySize)
     }
@@ -209,6 +213,7 @@ public final class WriteTransaction {
     states[i].modified = true
     mutationCount += 1
     if states[i].recordsKeys && recordsHistory { record(i, key, deleted: false, existed: existed, changeInfo) }
+    return existed
   }
 
   /// Deletes `key`; returns whether it was there.
