@@ -89,6 +89,24 @@ struct LoggerTests {
     }
   }
 
+  @Test func manyDeliveriesCostTheSame() {
+    // Each message reaches the log function at the same stack depth, however many came before
+    // (a closure kept in a Mutex used to be re-wrapped on every read).
+    let depths = Mutex<[Int]>([])
+    let previous = Shoal.Logger.shared
+    Shoal.Logger.shared = Shoal.Logger(level: .info) { _, message in
+      guard message == "depth probe" else { return }
+      var marker = 0
+      let depth = withUnsafeMutablePointer(to: &marker) { Int(bitPattern: $0) }
+      depths.withLock { $0.append(depth) }
+    }
+    defer { Shoal.Logger.shared = previous }
+    for _ in 0..<2_000 { Log.write(.warn, .shoal, "depth probe") }
+    let seen = depths.withLock { $0 }
+    #expect(seen.count == 2_000)
+    #expect(Set(seen).count == 1)
+  }
+
   @Test func swiftLogReceivesShoalsMessages() {
     let handler = CapturingHandler()
     var logger = Logging.Logger(label: "shoal-test", factory: { _ in handler })

@@ -86,7 +86,14 @@ public enum Log {
   private static func threshold(_ index: Int) -> Int {
     Int((thresholds.load(ordering: .relaxed) >> UInt64(4 * index)) & 0xF)
   }
-  private static let sink = Mutex<(@Sendable (LogLevel, LogCategory, String) -> Void)?>(nil)
+  /// The log function, in a class: a closure read out of a `Mutex` with `withLock { $0 }` comes
+  /// back wrapped in two more reabstraction thunks each time (and is stored back so), so every
+  /// delivery would cost more than the last and some 10^5 would overflow the stack.
+  private final class Sink: Sendable {
+    let function: @Sendable (LogLevel, LogCategory, String) -> Void
+    init(_ function: @escaping @Sendable (LogLevel, LogCategory, String) -> Void) { self.function = function }
+  }
+  private static let sink = Mutex<Sink?>(nil)
 
   /// Sets the level of `category` and of its descendants that have none of their own.
   public static func setLevel(_ level: LogLevel, for category: LogCategory) {
@@ -125,7 +132,8 @@ public enum Log {
 
   /// Routes every message to `function` (nil: messages are dropped).
   public static func setLogFunction(_ function: (@Sendable (LogLevel, LogCategory, String) -> Void)?) {
-    sink.withLock { $0 = function }
+    let installed = function.map(Sink.init)
+    sink.withLock { $0 = installed }
   }
 
   /// Whether a message of `level` in `category` would be written.
@@ -142,7 +150,7 @@ public enum Log {
   }
 
   static func deliver(_ level: LogLevel, _ category: LogCategory, _ message: String) {
-    guard let function = sink.withLock({ $0 }) else { return }
-    function(level, category, message)
+    guard let sink = sink.withLock({ $0 }) else { return }
+    sink.function(level, category, message)
   }
 }
