@@ -1,8 +1,9 @@
 // swift-tools-version: 6.1
 // Benchmarks of Shoal's storage engine against LMDB and SQLite, of its object layer against GRDB,
-// and of the object layer's cross-process notifications and freeze() (see bench.sh; `make
-// bench`). A package of its own so the benchmark dependencies stay out of the root package:
-// build it here (`swift build -c release` in this folder), never in the root's .build.
+// of the object layer's cross-process notifications and freeze(), and of a log call (see
+// bench.sh; `make bench`). A package of its own so the benchmark dependencies stay out of the
+// root package: build it here (`swift build -c release` in this folder), never in the root's
+// .build.
 import PackageDescription
 
 // A path dependency's identity is its folder's name (lower-cased), whatever the clone is called.
@@ -64,6 +65,18 @@ let package = Package(
         .product(name: "Benchmark", package: "benchmark"),
       ],
       path: "Benchmarks/NotificationBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    // What one log call costs (Log.write and RealmSwift's Logger.shared.log), its level disabled
+    // and enabled, with the mallocs per call: a disabled message must never be formatted.
+    .executableTarget(
+      name: "LoggingBenchmarks",
+      dependencies: [
+        .product(name: "Shoal", package: rootIdentity),
+        .product(name: "ShoalStorage", package: rootIdentity),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/LoggingBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
     // Reads the run's Influx export and the side files (file sizes, notification); prints the table.

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, Shoal's object
-# layer against GRDB on the same objects, and the object layer's cross-process notifications
-# and freeze(), in one run, printed as three tables (see
-# Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
-# Benchmarks/ObjectBenchmarks/ and Benchmarks/NotificationBenchmarks/ for the workloads).
+# layer against GRDB on the same objects, the object layer's cross-process notifications and
+# freeze(), and what one log call costs (disabled and enabled), in one run, printed as four
+# tables (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
+# Benchmarks/ObjectBenchmarks/, Benchmarks/NotificationBenchmarks/ and
+# Benchmarks/LoggingBenchmarks/ for the workloads).
 # Takes a few minutes. Extra arguments go to the benchmark tool, e.g.
 #   bash Benchmarks/bench.sh --filter 'point-reads.*'   (a regex the whole name must match)
 #   bash Benchmarks/bench.sh --target ObjectBenchmarks  (only the object layer against GRDB)
 #   bash Benchmarks/bench.sh --target NotificationBenchmarks  (only notifications and freeze)
+#   bash Benchmarks/bench.sh --target LoggingBenchmarks  (only the log calls, about 30 s once built)
 # Databases, logs and the raw export go to $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the
 # databases are removed at the end, the logs and export are kept. The benchmarks write what the
 # export does not hold to $SHOAL_BENCH_DIR/results: file sizes (filesize-<engine>.txt after the
@@ -43,6 +45,10 @@ swift package --package-path "$here" benchmark --format influx --path "$dir/out"
 if [ "$status" -ne 0 ]; then
   echo "bench: the benchmark run failed (exit $status); the end of $dir/run.log:"
   tail -n 40 "$dir/run.log"
+elif grep -q "benchmarks failed" "$dir/run.log"; then
+  # A benchmark whose setup throws or that reports an error fails alone, and the tool exits 0.
+  echo "bench: some benchmarks failed; from $dir/run.log:"
+  grep -v "runtime interposer\|LD_PRELOAD" "$dir/run.log" | grep -A 2 "failed" | head -n 40
 fi
 
 csv="$(ls "$dir"/out/*.influx.csv 2>/dev/null | head -n 1 || true)"

@@ -7,12 +7,12 @@
 // metrics) and the side files the benchmarks wrote to <results-dir> (filesize-<engine>.txt from
 // the bulk loads, filesize-objects-<side>.txt from the object inserts, notify-early-shoal.txt
 // from the notification benchmark, notify-objects-early-shoal.txt and
-// notify-throughput-shoal.txt from the object-notification benchmarks); prints three tables:
-// Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, and the
-// object layer's cross-process notifications and freeze(), which the others cannot do. The
-// first two give every workload's figure per engine, Shoal's ratio to each other engine (< 1:
-// Shoal is faster or smaller); every table says whether Shoal meets its target. Exits 1 when a
-// figure is missing.
+// notify-throughput-shoal.txt from the object-notification benchmarks); prints four tables:
+// Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, the
+// object layer's cross-process notifications and freeze(), which the others cannot do, and what
+// one log call costs, its level disabled and enabled. The first two give every workload's
+// figure per engine, Shoal's ratio to each other engine (< 1: Shoal is faster or smaller);
+// every table says whether Shoal meets its target. Exits 1 when a figure is missing.
 
 import Foundation
 
@@ -37,6 +37,8 @@ let wallClock = "Time(wallclock)"
 /// The Influx names (spaces dropped) of the notification benchmark's custom metrics.
 let publishToCallback = "publishtocallback(ns)"
 let commitCallToCallback = "commitcalltocallback(ns)"
+/// The Influx name of ordo-one/benchmark's `.mallocCountTotal` ("Malloc (total)").
+let mallocs = "Malloc(total)"
 
 struct Measured {
   /// metric -> percentile -> value
@@ -314,6 +316,68 @@ let notificationRows: [Row] = [
     target: "(none set)", meets: nil),
 ]
 
+// As in LogShape (Benchmarks/LoggingBenchmarks/LoggingBenchmarks.swift).
+let logCalls = 1_000_000.0
+let logDisabled = "log-disabled 1M / shoal"
+
+/// A logging benchmark's median time per call.
+func perCall(_ test: String) -> Double? { figure(test).map { $0 / logCalls } }
+
+/// A logging benchmark's median malloc count per call, as text ("0" only when none at all).
+func mallocsPerCall(_ test: String) -> Cell {
+  guard let count = figure(test, mallocs) else { return .missing }
+  return .text(count == 0 ? "0" : String(format: "%.2f", count / logCalls))
+}
+
+/// A logging benchmark's time per call over the disabled Log.write's.
+func overDisabled(_ test: String) -> Cell {
+  guard let time = perCall(test), let disabled = perCall(logDisabled) else { return .missing }
+  guard disabled > 0 else { return .text("n/a") }
+  let ratio = time / disabled
+  return .text(String(format: ratio < 10 ? "%.1fx" : "%.0fx", ratio))
+}
+
+/// A disabled message costs no formatting: not one malloc in an iteration's 1M calls.
+func noMallocs(_ test: String) -> (Double, [Double?]) -> Bool { { _, _ in figure(test, mallocs) == 0 } }
+
+let loggingRows: [Row] = [
+  Row(
+    label: "Log.write, level disabled",
+    cells: [Cell(perCall(logDisabled)), mallocsPerCall(logDisabled), .text("1.0x")],
+    target: "0 mallocs", meets: noMallocs(logDisabled)),
+  Row(
+    label: "Log.write, enabled, no-op function",
+    cells: [
+      Cell(perCall("log-enabled 1M / shoal")), mallocsPerCall("log-enabled 1M / shoal"),
+      overDisabled("log-enabled 1M / shoal"),
+    ],
+    target: "(none set)", meets: nil),
+  Row(
+    label: "  the message formatted alone",
+    cells: [
+      Cell(perCall("log-format-only 1M / shoal")), mallocsPerCall("log-format-only 1M / shoal"),
+      overDisabled("log-format-only 1M / shoal"),
+    ],
+    target: "(none set)", meets: nil),
+  Row(
+    label: "Logger.shared.log(.trace), disabled",
+    cells: [
+      Cell(perCall("logger-shared-disabled 1M / shoal")), mallocsPerCall("logger-shared-disabled 1M / shoal"),
+      overDisabled("logger-shared-disabled 1M / shoal"),
+    ],
+    target: "0 mallocs", meets: noMallocs("logger-shared-disabled 1M / shoal")),
+]
+
+let loggingNotes = [
+  ("Log.write disabled", logDisabled), ("Log.write enabled", "log-enabled 1M / shoal"),
+  ("message formatted alone", "log-format-only 1M / shoal"),
+  ("Logger.shared.log disabled", "logger-shared-disabled 1M / shoal"),
+].map { label, test in
+  "  \(label): \(figure(test).map(time) ?? "n/a") and "
+    + "\(figure(test, mallocs).map { String(format: "%.0f", $0) } ?? "n/a") mallocs per 1M calls "
+    + "(medians of \(iterations(test)) iterations)"
+}
+
 // MARK: - The tables
 
 var missing = false
@@ -491,6 +555,23 @@ if hasFigures(notificationRows) {
   print("")
   print("Details, Shoal:")
   for note in notificationNotes { print(note) }
+}
+if hasFigures(loggingRows) {
+  printed += 1
+  print("")
+  print("Logging: one call of Log.write(.debug, .query, \"evaluated \\(n) rows of \\(className) in \\(elapsed) µs\")")
+  print("(an Int, a String, a Double), per call: the median of iterations of 1M calls, divided by 1M, and the")
+  print("mallocs of those iterations likewise. Disabled: the query category at info. Enabled: at debug, to a")
+  print("no-op log function. Logger.shared.log(level: .trace, message:) with a Logger at info as the shared one.")
+  print("")
+  for line in table(
+    ["per call", "mallocs/call", "/disabled"], loggingRows, missedPrefix: "logging: ", ratios: false)
+  {
+    print(line)
+  }
+  print("")
+  print("Per iteration of 1M calls:")
+  for note in loggingNotes { print(note) }
 }
 print("")
 if printed == 0 {
