@@ -115,3 +115,46 @@ extension RealmCollection {
   /// The elements at `indexes`.
   public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
 }
+
+/// Collections whose queries run on a `Results` of their elements (`List`, `MutableSet`,
+/// `LinkingObjects`). Not for direct use.
+public protocol _ResultsBacked {
+  associatedtype Element: RealmCollectionValue
+  /// The elements as `Results`.
+  var _results: Results<Element> { get }
+}
+
+extension List: _ResultsBacked {}
+extension MutableSet: _ResultsBacked {}
+extension LinkingObjects: _ResultsBacked {}
+
+extension _ResultsBacked {
+  /// The elements matching a Realm Query Language predicate.
+  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+    _results.filter(predicateFormat, argumentList: args)
+  }
+  /// The elements matching a type-safe query.
+  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
+    _results.where(isIncluded)
+  }
+  /// The elements sorted by a property (or the values themselves, with "self").
+  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+    _results.sorted(byKeyPath: keyPath, ascending: ascending)
+  }
+  /// The elements sorted by several properties.
+  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
+    _results.sorted(by: sortDescriptors)
+  }
+  /// The elements with distinct values of the given key paths.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+    _results.distinct(by: keyPaths)
+  }
+  /// The minimum of a property over the elements.
+  public func min<T: MinMaxType>(ofProperty property: String) -> T? { _results.min(ofProperty: property) }
+  /// The maximum of a property over the elements.
+  public func max<T: MinMaxType>(ofProperty property: String) -> T? { _results.max(ofProperty: property) }
+  /// The sum of a property over the elements.
+  public func sum<T: AddableType>(ofProperty property: String) -> T { _results.sum(ofProperty: property) }
+  /// The average of a property over the elements.
+  public func average<T: AddableType>(ofProperty property: String) -> T? { _results.average(ofProperty: property) }
+}

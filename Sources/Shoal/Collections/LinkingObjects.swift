@@ -48,7 +48,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   /// The Realm of the owning object, or nil when unmanaged.
   public var realm: Realm? { owner?._core.map { Realm(core: $0) } }
   /// Whether the owning object was deleted.
-  public var isInvalidated: Bool { (owner as? Object)?.isInvalidated ?? false }
+  public var isInvalidated: Bool { owner?.isInvalidated ?? false }
   public var startIndex: Int { 0 }
   public var endIndex: Int { keys.count }
   public var count: Int { keys.count }
@@ -90,32 +90,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     return Results(core: core, source: .list(owner: owner, table: table, index: index))
   }
 
-  /// The linking objects matching a Realm Query Language predicate.
-  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-    results().filter(predicateFormat, argumentList: args)
-  }
-  /// The linking objects matching a type-safe query.
-  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> { results().where(isIncluded) }
-  /// The linking objects sorted by a property.
-  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-    results().sorted(byKeyPath: keyPath, ascending: ascending)
-  }
-  /// The linking objects sorted by several properties.
-  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-    results().sorted(by: sortDescriptors)
-  }
-  /// The linking objects with distinct values of the key paths.
-  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-    results().distinct(by: keyPaths)
-  }
-  /// The minimum of a property.
-  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
-  /// The maximum of a property.
-  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
-  /// The sum of a property.
-  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
-  /// The average of a property.
-  public func average<T: AddableType>(ofProperty property: String) -> T? { results().average(ofProperty: property) }
+  public var _results: Results<Element> { results() }
+
 }
 
 enum CoreLinks {

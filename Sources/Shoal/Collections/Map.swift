@@ -53,7 +53,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   /// The Realm managing the map, or nil when unmanaged.
   public var realm: Realm? { parent?._core.map { Realm(core: $0) } }
   /// Whether the map can no longer be accessed.
-  public var isInvalidated: Bool { (parent as? Object)?.isInvalidated ?? false }
+  public var isInvalidated: Bool { parent?.isInvalidated ?? false }
   /// Every key, in key order.
   public var keys: [Key] { entries.map(\.key) }
   /// Every value, in key order.

@@ -40,7 +40,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   /// The Realm managing the set, or nil when unmanaged.
   public var realm: Realm? { parent?._core.map { Realm(core: $0) } }
   /// Whether the set can no longer be accessed.
-  public var isInvalidated: Bool { (parent as? Object)?.isInvalidated ?? false }
+  public var isInvalidated: Bool { parent?.isInvalidated ?? false }
   /// The number of elements.
   public var count: Int { parent == nil ? unmanaged.count : stored.count }
   public var startIndex: Int { 0 }
@@ -123,34 +123,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
       + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
   }
 
-  /// The elements matching a Realm Query Language predicate.
-  public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-    results().filter(predicateFormat, argumentList: args)
-  }
-  /// The elements matching a type-safe query.
-  public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-    results().where(isIncluded)
-  }
-  /// The elements sorted by a property.
-  public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-    results().sorted(byKeyPath: keyPath, ascending: ascending)
-  }
-  /// The elements sorted by several properties.
-  public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-    results().sorted(by: sortDescriptors)
-  }
-  /// The elements with distinct values of the key paths.
-  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-    results().distinct(by: keyPaths)
-  }
-  /// The minimum of a property over the elements.
-  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
-  /// The maximum of a property over the elements.
-  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
-  /// The sum of a property over the elements.
-  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
-  /// The average of a property over the elements.
-  public func average<T: AddableType>(ofProperty property: String) -> T? { results().average(ofProperty: property) }
+  public var _results: Results<Element> { results() }
 
   func results() -> Results<Element> {
     if let parent, let core = parent._core, let table = parent._table {

@@ -31,6 +31,32 @@ open class ObjectBase: CustomStringConvertible {
   /// Whether the class is part of the schema when `Realm.Configuration.objectTypes` is nil.
   open class func shouldIncludeInDefaultSchema() -> Bool { true }
 
+  /// Creates an unmanaged object from a dictionary of property names to values, an array of
+  /// values in property order, or another object with the same properties.
+  public convenience init(value: Any) {
+    self.init()
+    _assign(value)
+  }
+
+  /// The Realm managing this object, or nil when unmanaged.
+  public var realm: Realm? { _core.map { Realm(core: $0) } }
+
+  /// Whether the object can no longer be accessed: it was deleted, or its Realm invalidated.
+  public var isInvalidated: Bool {
+    if _invalidated { return true }
+    guard let core = _core, let table = _table else { return false }
+    return !core.exists(table: table, key: _key)
+  }
+
+  /// The schema of this object's class.
+  public var objectSchema: ObjectSchema {
+    if let table = _table { return table.objectSchema }
+    return _classInfo.objectSchema
+  }
+
+  /// The name of the class in the schema.
+  open class func className() -> String { ClassInfo.of(self).className }
+
   /// The schema of this object's class.
   var _classInfo: ClassInfo { ClassInfo.of(type(of: self)) }
 
@@ -136,32 +162,6 @@ open class Object: ObjectBase, RealmCollectionValue {
   /// Creates an unmanaged object.
   public required init() { super.init() }
 
-  /// Creates an unmanaged object from a dictionary of property names to values, an array of
-  /// values in property order, or another object with the same properties.
-  public convenience init(value: Any) {
-    self.init()
-    _assign(value)
-  }
-
-  /// The Realm managing this object, or nil when unmanaged.
-  public var realm: Realm? { _core.map { Realm(core: $0) } }
-
-  /// Whether the object can no longer be accessed: it was deleted, or its Realm invalidated.
-  public var isInvalidated: Bool {
-    if _invalidated { return true }
-    guard let core = _core, let table = _table else { return false }
-    return !core.exists(table: table, key: _key)
-  }
-
-  /// The schema of this object's class.
-  public var objectSchema: ObjectSchema {
-    if let table = _table { return table.objectSchema }
-    return _classInfo.objectSchema
-  }
-
-  /// The name of the class in the schema.
-  open class func className() -> String { ClassInfo.of(self).className }
-
   /// The primary key's name (legacy API; prefer `@Persisted(primaryKey: true)`).
   open class func primaryKey() -> String? { nil }
 
@@ -232,31 +232,6 @@ open class Object: ObjectBase, RealmCollectionValue {
 open class EmbeddedObject: ObjectBase, RealmCollectionValue {
   /// Creates an unmanaged embedded object.
   public required init() { super.init() }
-
-  /// Creates an unmanaged embedded object from a dictionary, an array or another object.
-  public convenience init(value: Any) {
-    self.init()
-    _assign(value)
-  }
-
-  /// The Realm managing this object, or nil when unmanaged.
-  public var realm: Realm? { _core.map { Realm(core: $0) } }
-
-  /// Whether the object can no longer be accessed.
-  public var isInvalidated: Bool {
-    if _invalidated { return true }
-    guard let core = _core, let table = _table else { return false }
-    return !core.exists(table: table, key: _key)
-  }
-
-  /// The schema of this object's class.
-  public var objectSchema: ObjectSchema {
-    if let table = _table { return table.objectSchema }
-    return _classInfo.objectSchema
-  }
-
-  /// The name of the class in the schema.
-  open class func className() -> String { ClassInfo.of(self).className }
 
   /// True when both refer to the same stored object.
   public func isSameObject(as object: EmbeddedObject?) -> Bool {

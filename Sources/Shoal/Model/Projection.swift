@@ -27,7 +27,7 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
   /// The Realm of the projected object.
   public var realm: Realm? { rootObject._core.map { Realm(core: $0) } }
   /// Whether the projected object was deleted.
-  public var isInvalidated: Bool { (rootObject as? Object)?.isInvalidated ?? false }
+  public var isInvalidated: Bool { rootObject.isInvalidated }
   /// Whether the projected object is frozen.
   public var isFrozen: Bool { rootObject._core?.isFrozen ?? false }
   /// A projection of the frozen object.

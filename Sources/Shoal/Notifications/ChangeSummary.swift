@@ -22,8 +22,6 @@ struct ChangeSummary {
 
   var classes: [String: ClassChanges] = [:]
 
-  var isEmpty: Bool { classes.values.allSatisfy(\.isEmpty) }
-
   init(_ records: [ChangeRecord]) {
     for record in records {
       for space in record.keyspaces where space.keyspace.hasPrefix("o/") {

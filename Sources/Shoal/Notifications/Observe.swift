@@ -76,8 +76,6 @@ struct CollectionBlueprint: @unchecked Sendable {  // safe: immutable values, ha
     state.distinct = distinct
     return state
   }
-
-  var ownerIndex: Int? { owner?.index }
 }
 
 extension RealmCore {

@@ -45,22 +45,13 @@ enum Backlinks {
     return (name, Int(property), TableInfo.key(from: key[position...]))
   }
 
-  /// The link properties of `table` whose targets have a backlink keyspace.
-  static func linkProperties(_ table: TableInfo) -> [(index: Int, target: String)] {
-    table.properties.enumerated().compactMap { index, property in
-      guard property.type == .object, property.collection != .linkingObjects, let target = property.objectClassName
-      else { return nil }
-      return (index, target)
-    }
-  }
-
   /// Keeps the index in step with a row write: entries for links removed from property values
   /// go, entries for links added come.
   static func update(
     _ write: WriteTransaction, table: TableInfo, key: ObjectKey, old: [RowValue]?, new: [RowValue]?,
     properties: [Int]?
   ) throws {
-    for (index, target) in linkProperties(table) {
+    for (index, target) in table.linkProperties {
       if let properties, !properties.contains(index) { continue }
       let before = Set(old.map { RealmCore.linkedKeys($0[index]) } ?? [])
       let after = Set(new.map { RealmCore.linkedKeys($0[index]) } ?? [])
@@ -80,7 +71,7 @@ enum Backlinks {
     for name in try write.keyspaceNames() where name.hasPrefix("b/") { try write.dropKeyspace(name) }
     let tables = schemas.values.map { TableInfo(schema: $0, classInfo: nil) }
     for table in tables { try write.createKeyspace(keyspace(table.name), tracksChanges: false) }
-    for table in tables where !linkProperties(table).isEmpty {
+    for table in tables where !table.linkProperties.isEmpty {
       guard try write.hasKeyspace(table.keyspace) else { continue }
       var rows: [(ObjectKey, [RowValue])] = []
       let cursor = try write.cursor(in: table.keyspace)

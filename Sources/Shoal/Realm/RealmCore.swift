@@ -279,21 +279,6 @@ final class RealmCore {
     while try cursor.next({ key, value in try body(TableInfo.key(from: key), value) }) != nil {}
   }
 
-  /// Every row of `table` in key order, decoded once each.
-  func scanRows(_ table: TableInfo, _ body: (ObjectKey, [RowValue]) throws -> Void) throws {
-    var failure: (any Error)?
-    scan(table.keyspace) { keyBytes, value in
-      do {
-        try body(TableInfo.key(from: keyBytes), try RowCodec.decode(value))
-        return true
-      } catch {
-        failure = error
-        return false
-      }
-    }
-    if let failure { throw failure }
-  }
-
   func exists(table: TableInfo, key: ObjectKey) -> Bool {
     get(TableInfo.keyBytes(key), in: table.keyspace) != nil
   }

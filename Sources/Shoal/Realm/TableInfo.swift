@@ -12,6 +12,9 @@ final class TableInfo: Sendable {
   let indexedProperties: [Int]
   let objectSchema: ObjectSchema
   let propertyIndex: [String: Int]
+  /// Properties holding links (not linking objects) and their target classes, for the
+  /// backlink index.
+  let linkProperties: [(index: Int, target: String)]
 
   /// Keyspace of rows, keyed by big-endian object key.
   var keyspace: String { "o/" + name }
@@ -29,6 +32,11 @@ final class TableInfo: Sendable {
     primaryKeyIndex = schema.allProperties.firstIndex { $0.isPrimary }
     indexedProperties = schema.allProperties.indices.filter {
       schema.allProperties[$0].isIndexed && !schema.allProperties[$0].isPrimary
+    }
+    linkProperties = schema.allProperties.enumerated().compactMap { index, property in
+      guard property.type == .object, property.collection != .linkingObjects, let target = property.objectClassName
+      else { return nil }
+      return (index, target)
     }
     propertyIndex = Dictionary(schema.allProperties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
   }

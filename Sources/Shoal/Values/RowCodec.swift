@@ -101,13 +101,6 @@ enum RowCodec {
     return try reader.value()
   }
 
-  static func decodeValue(_ bytes: [UInt8]) throws -> RowValue {
-    try bytes.withUnsafeBytes { buffer in
-      var reader = Reader(buffer: buffer)
-      return try reader.value()
-    }
-  }
-
   static func encodeValue(_ value: RowValue) -> [UInt8] {
     var out: [UInt8] = []
     encode(value, into: &out)
