@@ -63,7 +63,7 @@ import Testing
     space.promote(horizon: 6)
     #expect(space.available == [start: 6 * g])
     #expect(space.pending.count == 1)
-    let a = space.allocate(3 * g)
+    let a = space.allocateRun(3 * g, alignment: g)
     #expect(a == start)
     #expect(space.available == [start + 3 * g: 3 * g])
     let decoded = FreeSpace.decode(space.encode())
@@ -74,5 +74,30 @@ import Testing
     tail.free(offset: start + 2 * g, length: 2 * g, version: 1)
     tail.promote(horizon: 1)
     #expect(tail.fileEnd == start + 2 * g)
+  }
+
+  /// A commit's run starts on a page boundary inside free space when one fits, else in any
+  /// extent that fits, else at the end of the file (unaligned: appended files stay dense).
+  @Test func runsPreferPageAlignedWindows() {
+    let page: UInt64 = 4096
+    let g = FileLayout.granule
+    let base = 16 * page
+    var space = FreeSpace(fileEnd: base + 8 * page + g)
+    // One extent that straddles a page boundary, and one that holds a whole aligned page.
+    space.free(offset: base + page - 2 * g, length: 4 * g, version: 1)
+    space.free(offset: base + 3 * page + g, length: 2 * page, version: 1)
+    space.promote(horizon: 1)
+    let aligned = space.allocateRun(page, alignment: page)
+    #expect(aligned == base + 4 * page)
+    #expect(space.available[base + 3 * page + g] == page - g)
+    #expect(space.available[base + 5 * page] == g)
+    // No aligned window of two granules is left except in the straddling extent's second half.
+    let small = space.allocateRun(2 * g, alignment: page)
+    #expect(small == base + page)
+    // Nothing fits a page now: the file grows.
+    let end = space.allocateRun(page, alignment: page)
+    #expect(end == base + 8 * page + g)
+    #expect(space.fileEnd == base + 9 * page + g)
+    #expect(FreeSpace.decode(space.encode())?.allExtents == space.allExtents)
   }
 }

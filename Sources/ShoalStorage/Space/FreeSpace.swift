@@ -2,8 +2,10 @@
 ///
 /// Space freed by commit V was still reachable from version V-1, so it may be reused only
 /// once no pinned version is older than V (LMDB's rule): `promote(horizon:)` moves extents
-/// with `freedAt <= horizon` into the allocatable set, coalescing neighbours. Allocation is
-/// a good fit by power-of-two size classes; with nothing free, the file grows at `fileEnd`.
+/// with `freedAt <= horizon` into the allocatable set, coalescing neighbours. A commit
+/// allocates runs (`allocateRun`) and packs its blocks into them: a page-aligned window when
+/// one is free, else a good fit by power-of-two size classes; with nothing free, the file
+/// grows at `fileEnd`.
 struct FreeSpace {
   struct Extent: Equatable {
     var offset: UInt64
@@ -76,10 +78,9 @@ struct FreeSpace {
     }
   }
 
-  /// Allocates `length` bytes (a multiple of the granule): the tightest fit among up to 32
-  /// extents of the request's own size class, else an extent of the smallest larger class
-  /// (which always fits), else the end of the file.
-  mutating func allocate(_ length: UInt64) -> UInt64 {
+  /// The tightest fit for `length` bytes among up to 32 extents of the request's own size
+  /// class, else an extent of the smallest larger class (which always fits); nil if none.
+  private mutating func fit(_ length: UInt64) -> UInt64? {
     let wanted = FreeSpace.sizeClass(length)
     var best: (start: UInt64, have: UInt64)?
     var checked = 0
@@ -95,9 +96,36 @@ struct FreeSpace {
     for k in (wanted + 1)..<64 {
       if let start = classes[k].first, let have = available[start] { return take(start, have, length) }
     }
-    let offset = fileEnd
+    return nil
+  }
+
+  /// Allocates `length` bytes (a multiple of `alignment`) for a commit's blocks to share:
+  /// preferably a window starting on an `alignment` boundary inside an available extent, so a
+  /// small commit dirties a single page and its sync writes back one page, not one per block;
+  /// else any extent that fits (no growth); else the end of the file, rounded up to the
+  /// boundary (the gap stays available).
+  mutating func allocateRun(_ length: UInt64, alignment: UInt64) -> UInt64 {
+    for k in FreeSpace.sizeClass(length)..<64 {
+      var checked = 0
+      for start in classes[k] {
+        guard let have = available[start] else { continue }
+        let aligned = (start + alignment - 1) / alignment * alignment
+        if aligned + length <= start + have {
+          removeAvailable(start, have)
+          if aligned > start { addAvailable(start, aligned - start) }
+          if start + have > aligned + length { addAvailable(aligned + length, start + have - aligned - length) }
+          return aligned
+        }
+        checked += 1
+        if checked == 32 { break }
+      }
+    }
+    if let start = fit(length) { return start }
+    // Growing: no alignment gap, so a file written by appending (a bulk load, a compacted
+    // copy) stays dense; the caller hands back what it does not use.
+    let start = fileEnd
     fileEnd += length
-    return offset
+    return start
   }
 
   /// Returns an extent this transaction allocated and did not use.

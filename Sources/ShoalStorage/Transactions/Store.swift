@@ -34,6 +34,9 @@ public final class Store: Sendable {
     /// The free space as of `freeSpaceVersion` (the writer's working copy between commits).
     var freeSpace: FreeSpace?
     var freeSpaceVersion: UInt64 = .max
+    /// Bytes of blocks the last commit of this process wrote: the size of the next commit's
+    /// first run (see `CommitWriter.allocate`).
+    var lastCommitBytes: UInt64 = 0
     var closed = false
   }
 
@@ -366,13 +369,17 @@ public final class Store: Sendable {
   }
 
   /// Publishes a committed version to readers and observers in every process.
-  func publish(_ meta: Meta, slot: Int, freeSpace: FreeSpace) {
+  func publish(_ meta: Meta, slot: Int, freeSpace: FreeSpace, blockBytes: UInt64) {
     state.withLock { s in
       s.freeSpace = freeSpace
       s.freeSpaceVersion = meta.version
+      s.lastCommitBytes = blockBytes
     }
     coordinator.publish(meta, slot: slot)
   }
+
+  /// Bytes of blocks the last commit of this process wrote.
+  var lastCommitBytes: UInt64 { state.withLock { $0.lastCommitBytes } }
 
   // MARK: Notification
 
