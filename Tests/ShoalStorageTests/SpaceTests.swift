@@ -46,6 +46,86 @@ import Testing
     #expect(store.latestVersion == 10_001)
   }
 
+  /// Most commits store only their changes to the free list, on top of the stored chain; the
+  /// chain replays to exactly the writer's extents, and is rewritten whole now and then.
+  @Test func theFreeListIsStoredAsDeltasThatReplayExactly() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))
+    try seed(store)
+    var longest = 0
+    var restarts = 0
+    var shrinks = 0
+    var previousEnd: UInt64 = 0
+    var reader: ReadTransaction?
+    for round in 0..<1_500 {
+      // Readers pinned across 40 commits at a time: extents wait, then are promoted in bulk.
+      if round % 40 == 0 {
+        reader?.close()
+        reader = try store.beginRead()
+      }
+      try update(store, round: round * 7)
+      // Large values come and go: the file grows, and shrinks when space at its end is freed.
+      if round % 50 == 10 {
+        try store.write { try $0.put(textValue(round, length: 200_000), forKey: bytes("large"), in: "k") }
+      } else if round % 50 == 12 {
+        try store.write { _ = try $0.delete(bytes("large"), in: "k") }
+      }
+      let stored = try store.loadFreeSpace(store.latestMeta)
+      let cached = try #require(store.cachedFreeSpace)
+      #expect(stored.allExtents == cached.allExtents)
+      #expect(stored.fileEnd == cached.fileEnd)
+      #expect(stored.chain == cached.chain)
+      if stored.chain.count == 1, longest > 1 { restarts += 1 }
+      if stored.fileEnd < previousEnd { shrinks += 1 }
+      previousEnd = stored.fileEnd
+      longest = max(longest, stored.chain.count)
+    }
+    reader?.close()
+    #expect(longest > 2, "commits stored deltas")
+    #expect(restarts > 0, "the full list is written again")
+    #expect(shrinks > 0, "space at the end was handed back")
+    #expect(store.verify().isOK)
+    store.close()
+    let reopened = try Store.open(path: dir.file())
+    #expect(reopened.verify().isOK)
+    for round in 0..<50 { try update(reopened, round: round) }
+    #expect(reopened.verify().isOK)
+  }
+
+  /// A chain stops growing at `maximumChainLength` deltas, or once its deltas add up to half
+  /// the full list, whichever comes first.
+  @Test func theDeltaChainIsBounded() {
+    let g = FileLayout.granule
+    let start = FileLayout.dataStart
+    var space = FreeSpace(fileEnd: start + 100_000 * g)
+    for i in 0..<5_000 { space.free(offset: start + UInt64(i) * 4 * g, length: g, version: 2) }
+    #expect(!space.shouldStoreDelta, "nothing stored yet: the first list is full")
+    func block(_ i: Int) -> BlockPointer {
+      BlockPointer(
+        offset: start + UInt64(i) * 4 * g + 2 * g, storedLength: UInt32(g), rawLength: UInt32(g), codec: .raw,
+        checksum: 0, birth: 3)
+    }
+    space.stored(in: block(0), delta: false)
+    var deltas = 0
+    while space.shouldStoreDelta {
+      space.free(offset: start + 99_000 * g + UInt64(deltas) * 2 * g, length: g, version: 4)
+      space.stored(in: block(deltas + 1), delta: true)
+      deltas += 1
+    }
+    #expect(deltas == FreeSpace.maximumChainLength)
+    // A small list: half of it is reached first.
+    var small = FreeSpace(fileEnd: start + 1_000 * g)
+    for i in 0..<60 { small.free(offset: start + UInt64(i) * 4 * g, length: g, version: 2) }
+    small.stored(in: block(0), delta: false)
+    var smallDeltas = 0
+    while small.shouldStoreDelta {
+      small.free(offset: start + 900 * g + UInt64(smallDeltas) * 2 * g, length: g, version: 4)
+      small.stored(in: block(smallDeltas + 1), delta: true)
+      smallDeltas += 1
+    }
+    #expect(smallDeltas > 0 && smallDeltas < 4)
+  }
+
   @Test func aLongLivedReaderMakesTheFileGrowAndReleasingItLetsSpaceBeReused() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))

@@ -47,6 +47,10 @@ final class DirtyNode {
   /// Bytes of the encoded node.
   private(set) var byteSize: Int
   var subtreeCount: UInt64
+  /// The version that wrote the block this node was copied from (0 for a new node): one
+  /// written by the previous commit is on a path every commit rewrites (see
+  /// `CommitWriter.allocate`).
+  var originBirth: UInt64 = 0
 
   init(leafKeys: [[UInt8]], values: [LeafValue]) {
     isLeaf = true

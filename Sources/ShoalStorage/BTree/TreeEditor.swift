@@ -10,6 +10,7 @@ struct TreeEditor {
     case .dirty(let n): return n
     case .clean(let p, _):
       let node = DirtyNode(try nav.load(p))
+      node.originBirth = p.birth
       free(p)
       return node
     }

@@ -33,8 +33,9 @@ enum Recovery {
     }
     try walk(meta.history) { _ in }
     if !meta.freeList.isNull, meta.freeList.birth == version {
-      let bytes = try blocks.read(meta.freeList, limit: limit)
-      guard let space = FreeSpace.decode(bytes), space.fileEnd == meta.fileEnd else {
+      // The newest block is this commit's; any older ones of its chain were synced before.
+      guard try FreeSpace.load(meta.freeList, fileEnd: limit, read: { try blocks.read($0, limit: limit) }) != nil
+      else {
         throw StorageError.corrupt(
           path: blocks.path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
       }

@@ -139,10 +139,10 @@ private struct Walker {
     var free: [FreeSpace.Extent] = []
     if !meta.freeList.isNull {
       do {
-        let bytes = try blocks.read(meta.freeList, limit: limit)
-        extents.append(
-          Extent(offset: meta.freeList.offset, length: meta.freeList.extentLength, owner: "free-space list"))
-        if let space = FreeSpace.decode(bytes), space.fileEnd == meta.fileEnd {
+        if let space = try FreeSpace.load(meta.freeList, fileEnd: limit, read: { try blocks.read($0, limit: limit) }) {
+          for block in space.chain {
+            extents.append(Extent(offset: block.offset, length: block.extentLength, owner: "free-space list"))
+          }
           free = space.allExtents
           freeBytes = space.totalFreeBytes
           pendingFreeBytes = space.pendingBytes

@@ -2,10 +2,11 @@
 ///
 /// Space freed by commit V was still reachable from version V-1, so it may be reused only
 /// once no pinned version is older than V (LMDB's rule): `promote(horizon:)` moves extents
-/// with `freedAt <= horizon` into the allocatable set, coalescing neighbours. A commit
-/// allocates runs (`allocateRun`) and packs its blocks into them: a page-aligned window when
-/// one is free, else a good fit by power-of-two size classes; with nothing free, the file
-/// grows at `fileEnd`.
+/// with `freedAt <= horizon` into the allocatable set, coalescing neighbours. A commit packs
+/// the blocks the next commit will free again (branches, roots, the free list) into runs
+/// (`allocateRun`: a page-aligned window when one is free) and gives the others (leaves,
+/// large values) a good fit by power-of-two size classes each (`allocate`); with nothing
+/// free, the file grows at `fileEnd`.
 struct FreeSpace {
   struct Extent: Equatable {
     var offset: UInt64
@@ -21,8 +22,32 @@ struct FreeSpace {
   private var classes = [Set<UInt64>](repeating: [], count: 64)
   /// Not yet reusable.
   private(set) var pending: [Extent] = []
+  /// Bytes the entries of `available` and of `pending` take in `encode()`, kept as they
+  /// change: every commit writes the list and asks its size first.
+  private var availableEncodedSize = 0
+  private var pendingEncodedSize = 0
   /// End of the allocated region.
   private(set) var fileEnd: UInt64
+
+  /// One change to the extents, as the stored log of changes (a delta block) records it.
+  enum Change {
+    case insertAvailable(UInt64, UInt64)
+    case removeAvailable(UInt64, UInt64)
+    case addPending(Extent)
+    case removePending(Extent)
+    /// The end of the allocated region moved (later changes may reach up to it).
+    case setFileEnd(UInt64)
+  }
+  /// The changes since the list was last stored, in order: the next commit may store just
+  /// these (see `encodeDelta`).
+  private(set) var changes: [Change] = []
+  /// Bytes `changes` take encoded.
+  private(set) var changesEncodedSize = 0
+  /// The blocks the stored list is made of: a full list, then the deltas on top of it,
+  /// oldest first (empty before the first commit).
+  private(set) var chain: [BlockPointer] = []
+  /// Bytes of the delta blocks in `chain`.
+  private(set) var chainDeltaBytes: UInt64 = 0
 
   init(fileEnd: UInt64) { self.fileEnd = fileEnd }
 
@@ -46,21 +71,45 @@ struct FreeSpace {
       removeAvailable(start + length, afterLength)
       length += afterLength
     }
+    insertAvailable(start, length)
+  }
+
+  private mutating func insertAvailable(_ start: UInt64, _ length: UInt64, logged: Bool = true) {
     available[start] = length
     availableEnds[start + length] = start
     classes[FreeSpace.sizeClass(length)].insert(start)
+    availableEncodedSize += FreeSpace.encodedSize(of: Extent(offset: start, length: length, freedAt: 0))
+    if logged { log(.insertAvailable(start, length)) }
   }
 
-  private mutating func removeAvailable(_ start: UInt64, _ length: UInt64) {
+  private mutating func removeAvailable(_ start: UInt64, _ length: UInt64, logged: Bool = true) {
     available[start] = nil
     availableEnds[start + length] = nil
     classes[FreeSpace.sizeClass(length)].remove(start)
+    availableEncodedSize -= FreeSpace.encodedSize(of: Extent(offset: start, length: length, freedAt: 0))
+    if logged { log(.removeAvailable(start, length)) }
+  }
+
+  private mutating func setFileEnd(_ end: UInt64) {
+    fileEnd = end
+    log(.setFileEnd(end))
+  }
+
+  private mutating func log(_ change: Change) {
+    changes.append(change)
+    changesEncodedSize += FreeSpace.encodedSize(of: change)
   }
 
   /// Records that this commit (`version`) no longer reaches the extent.
   mutating func free(offset: UInt64, length: UInt64, version: UInt64) {
     guard length > 0 else { return }
-    pending.append(Extent(offset: offset, length: length, freedAt: version))
+    addPending(Extent(offset: offset, length: length, freedAt: version))
+  }
+
+  private mutating func addPending(_ e: Extent, logged: Bool = true) {
+    pending.append(e)
+    pendingEncodedSize += FreeSpace.encodedSize(of: e)
+    if logged { log(.addPending(e)) }
   }
 
   /// Makes every extent freed at or before `horizon` allocatable.
@@ -68,13 +117,19 @@ struct FreeSpace {
     guard pending.contains(where: { $0.freedAt <= horizon }) else { return }
     var keep: [Extent] = []
     for e in pending {
-      if e.freedAt <= horizon { addAvailable(e.offset, e.length) } else { keep.append(e) }
+      if e.freedAt <= horizon {
+        log(.removePending(e))
+        addAvailable(e.offset, e.length)
+      } else {
+        keep.append(e)
+      }
     }
     pending = keep
+    pendingEncodedSize = keep.reduce(0) { $0 + FreeSpace.encodedSize(of: $1) }
     // Space at the very end is handed back to the end of the file.
     while let start = availableEnds[fileEnd] {
       removeAvailable(start, fileEnd - start)
-      fileEnd = start
+      setFileEnd(start)
     }
   }
 
@@ -99,6 +154,15 @@ struct FreeSpace {
     return nil
   }
 
+  /// Allocates `length` bytes (a multiple of the granule) for one block: the tightest fit,
+  /// else the end of the file.
+  mutating func allocate(_ length: UInt64) -> UInt64 {
+    if let start = fit(length) { return start }
+    let start = fileEnd
+    setFileEnd(fileEnd + length)
+    return start
+  }
+
   /// Allocates `length` bytes (a multiple of `alignment`) for a commit's blocks to share:
   /// preferably a window starting on an `alignment` boundary inside an available extent, so a
   /// small commit dirties a single page and its sync writes back one page, not one per block;
@@ -120,17 +184,14 @@ struct FreeSpace {
         if checked == 32 { break }
       }
     }
-    if let start = fit(length) { return start }
     // Growing: no alignment gap, so a file written by appending (a bulk load, a compacted
     // copy) stays dense; the caller hands back what it does not use.
-    let start = fileEnd
-    fileEnd += length
-    return start
+    return allocate(length)
   }
 
   /// Returns an extent this transaction allocated and did not use.
   mutating func unallocate(_ offset: UInt64, _ length: UInt64) {
-    if offset + length == fileEnd { fileEnd = offset } else { addAvailable(offset, length) }
+    if offset + length == fileEnd { setFileEnd(offset) } else { addAvailable(offset, length) }
   }
 
   private mutating func take(_ start: UInt64, _ have: UInt64, _ length: UInt64) -> UInt64 {
@@ -148,14 +209,13 @@ struct FreeSpace {
 
   private static func varintSize(_ v: UInt64) -> Int { v < 0x80 ? 1 : (64 - v.leadingZeroBitCount + 6) / 7 }
 
-  /// The exact size of `encode()`, computed without encoding.
+  private static func encodedSize(of e: Extent) -> Int {
+    varintSize(e.offset) + varintSize(e.length) + varintSize(e.freedAt)
+  }
+
+  /// The exact size of `encode()`, without encoding (kept up to date as extents change).
   var encodedSize: Int {
-    var size = 8 + FreeSpace.varintSize(UInt64(extentCount))
-    for (offset, length) in available { size += FreeSpace.varintSize(offset) + FreeSpace.varintSize(length) + 1 }
-    for e in pending {
-      size += FreeSpace.varintSize(e.offset) + FreeSpace.varintSize(e.length) + FreeSpace.varintSize(e.freedAt)
-    }
-    return size
+    8 + FreeSpace.varintSize(UInt64(extentCount)) + availableEncodedSize + pendingEncodedSize
   }
 
   /// The persistent form: `fileEnd`, a count, then (offset, length, freedAt) varints per
@@ -194,11 +254,152 @@ struct FreeSpace {
         guard space.available[offset] == nil, space.available[end] == nil, space.availableEnds[end] == nil,
           space.availableEnds[offset] == nil
         else { return nil }
-        space.addAvailable(offset, length)
+        space.insertAvailable(offset, length, logged: false)
       } else {
-        space.pending.append(Extent(offset: offset, length: length, freedAt: freedAt))
+        space.addPending(Extent(offset: offset, length: length, freedAt: freedAt), logged: false)
       }
     }
     return space
+  }
+
+  // MARK: The stored chain
+
+  /// The first bytes of a delta block (a full list starts with its `fileEnd`, which can never
+  /// take this value: it reads as about 3.5 EB).
+  static let deltaMagic = Array("SHOALFD1".utf8)
+  /// The most deltas a chain holds before the next commit stores the full list again.
+  static let maximumChainLength = 64
+
+  private static func encodedSize(of change: Change) -> Int {
+    switch change {
+    case .insertAvailable(let o, let l), .removeAvailable(let o, let l): return 1 + varintSize(o) + varintSize(l)
+    case .addPending(let e), .removePending(let e): return 1 + encodedSize(of: e)
+    case .setFileEnd(let end): return 1 + varintSize(end)
+    }
+  }
+
+  /// Whether the next commit should store only `changes` on top of the stored list (like a
+  /// ZFS space map's log): when the chain is short and all its deltas together stay under
+  /// half the full list. A commit that changes a few extents of a list of thousands then
+  /// writes tens of bytes, not the whole list.
+  var shouldStoreDelta: Bool {
+    !chain.isEmpty && chain.count <= FreeSpace.maximumChainLength
+      && chainDeltaBytes + UInt64(deltaEncodedSize) <= UInt64(encodedSize / 2)
+  }
+
+  /// The exact size of `encodeDelta`.
+  var deltaEncodedSize: Int {
+    FreeSpace.deltaMagic.count + BlockPointer.encodedSize + 8 + FreeSpace.varintSize(UInt64(changes.count))
+      + changesEncodedSize
+  }
+
+  /// A delta block: the magic, the block below it in the chain, `fileEnd`, then `changes`.
+  func encodeDelta() -> [UInt8] {
+    var w = ByteWriter(capacity: deltaEncodedSize)
+    w.bytes.append(contentsOf: FreeSpace.deltaMagic)
+    (chain.last ?? .null).encode(into: &w)
+    w.u64(fileEnd)
+    w.varint(UInt64(changes.count))
+    for change in changes {
+      switch change {
+      case .insertAvailable(let o, let l), .removeAvailable(let o, let l):
+        if case .insertAvailable = change { w.u8(0) } else { w.u8(1) }
+        w.varint(o)
+        w.varint(l)
+      case .addPending(let e), .removePending(let e):
+        if case .addPending = change { w.u8(2) } else { w.u8(3) }
+        w.varint(e.offset)
+        w.varint(e.length)
+        w.varint(e.freedAt)
+      case .setFileEnd(let end):
+        w.u8(4)
+        w.varint(end)
+      }
+    }
+    return w.bytes
+  }
+
+  /// Records that the list was stored in `block`: a full list starts a new chain, a delta
+  /// extends it. Either way the changes are now on disk.
+  mutating func stored(in block: BlockPointer, delta: Bool) {
+    if delta {
+      chain.append(block)
+      chainDeltaBytes += block.extentLength
+    } else {
+      chain = [block]
+      chainDeltaBytes = 0
+    }
+    changes = []
+    changesEncodedSize = 0
+  }
+
+  /// Applies one decoded delta; false if it does not fit the list (damage).
+  private mutating func apply(_ bytes: [UInt8]) -> Bool {
+    var r = ByteReader(bytes, position: FreeSpace.deltaMagic.count + BlockPointer.encodedSize)
+    guard let end = r.fixed(UInt64.self), let count = r.varint(), count <= UInt64(bytes.count) else { return false }
+    func valid(_ o: UInt64, _ l: UInt64) -> Bool {
+      let (e, overflow) = o.addingReportingOverflow(l)
+      return !overflow && l > 0 && o >= FileLayout.dataStart && e <= fileEnd && o % FileLayout.granule == 0
+        && l % FileLayout.granule == 0
+    }
+    for _ in 0..<count {
+      guard let tag = r.u8() else { return false }
+      if tag == 4 {
+        guard let moved = r.varint(), moved >= FileLayout.dataStart, moved % FileLayout.granule == 0 else {
+          return false
+        }
+        fileEnd = moved
+        continue
+      }
+      guard let o = r.varint(), let l = r.varint(), valid(o, l) else { return false }
+      switch tag {
+      case 0:
+        guard available[o] == nil, availableEnds[o + l] == nil else { return false }
+        insertAvailable(o, l, logged: false)
+      case 1:
+        guard available[o] == l else { return false }
+        removeAvailable(o, l, logged: false)
+      case 2, 3:
+        guard let freedAt = r.varint(), freedAt > 0 else { return false }
+        let e = Extent(offset: o, length: l, freedAt: freedAt)
+        if tag == 2 {
+          addPending(e, logged: false)
+        } else {
+          guard let i = pending.lastIndex(of: e) else { return false }
+          pending.remove(at: i)
+          pendingEncodedSize -= FreeSpace.encodedSize(of: e)
+        }
+      default: return false
+      }
+    }
+    return fileEnd == end
+  }
+
+  /// Reads the stored list whose newest block is `head` (`read` returns a block's verified
+  /// bytes): a full list, or deltas back to one, applied oldest first. Nil if the blocks do
+  /// not make a consistent list ending at `fileEnd`.
+  static func load(_ head: BlockPointer, fileEnd: UInt64, read: (BlockPointer) throws -> [UInt8]) throws -> FreeSpace? {
+    guard !head.isNull else { return FreeSpace(fileEnd: fileEnd) }
+    var deltas: [(BlockPointer, [UInt8])] = []
+    var block = head
+    while true {
+      let bytes = try read(block)
+      guard bytes.count >= deltaMagic.count, Array(bytes[0..<deltaMagic.count]) == deltaMagic else {
+        guard var space = decode(bytes) else { return nil }
+        space.chain = [block]
+        for (pointer, delta) in deltas.reversed() {
+          guard space.apply(delta) else { return nil }
+          space.chain.append(pointer)
+          space.chainDeltaBytes += pointer.extentLength
+        }
+        return space.fileEnd == fileEnd ? space : nil
+      }
+      var r = ByteReader(bytes, position: deltaMagic.count)
+      guard deltas.count < maximumChainLength + 1, let below = BlockPointer.decode(&r), !below.isNull else {
+        return nil
+      }
+      deltas.append((block, bytes))
+      block = below
+    }
   }
 }

@@ -34,9 +34,11 @@ public final class Store: Sendable {
     /// The free space as of `freeSpaceVersion` (the writer's working copy between commits).
     var freeSpace: FreeSpace?
     var freeSpaceVersion: UInt64 = .max
-    /// Bytes of blocks the last commit of this process wrote: the size of the next commit's
+    /// Bytes of blocks the last commit of this process packed into runs: the size of the next commit's
     /// first run (see `CommitWriter.allocate`).
     var lastCommitBytes: UInt64 = 0
+    /// The data file's size as last seen by `extendAhead` (0: not looked yet).
+    var physicalSize: UInt64 = 0
     var closed = false
   }
 
@@ -359,9 +361,9 @@ public final class Store: Sendable {
   }
 
   func loadFreeSpace(_ meta: Meta) throws -> FreeSpace {
-    guard !meta.freeList.isNull else { return FreeSpace(fileEnd: meta.fileEnd) }
-    let bytes = try blocks.read(meta.freeList, limit: meta.fileEnd)
-    guard let space = FreeSpace.decode(bytes), space.fileEnd == meta.fileEnd else {
+    let limit = meta.fileEnd
+    guard let space = try FreeSpace.load(meta.freeList, fileEnd: limit, read: { try blocks.read($0, limit: limit) })
+    else {
       throw StorageError.corrupt(
         path: path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
     }
@@ -378,8 +380,33 @@ public final class Store: Sendable {
     coordinator.publish(meta, slot: slot)
   }
 
-  /// Bytes of blocks the last commit of this process wrote.
+  /// The writer's copy of the free space between commits (nil while a writer holds it).
+  var cachedFreeSpace: FreeSpace? { state.withLock { $0.freeSpace } }
+
+  /// Bytes of blocks the last commit of this process packed into runs.
   var lastCommitBytes: UInt64 { state.withLock { $0.lastCommitBytes } }
+
+  /// Zero-fills a stretch of the file past `end` (1/16 of it, 16 KiB to 4 MiB) when a commit
+  /// with durability `full` has written past the file's end. Growing a file makes its sync
+  /// write the inode as well as the data; small commits that grow the data area then
+  /// overwrite blocks the file system already holds, and only one in many commits pays for
+  /// the growth. The stretch is not part of the data area (`Meta.fileEnd` stays where the data
+  /// ends): nothing refers to it, and a crash leaves harmless zeros.
+  func extendAhead(of end: UInt64) throws {
+    guard options.durability == .full, end > state.withLock({ $0.physicalSize }) else { return }
+    var size = try file.size()
+    let target = (end + min(max(end / 16, 16 << 10), 4 << 20) + 4095) / 4096 * 4096
+    if size < end + (16 << 10) {
+      let zeros = [UInt8](repeating: 0, count: 1 << 20)
+      size = max(size, end)
+      while size < target {
+        let count = Int(min(UInt64(zeros.count), target - size))
+        try zeros.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: size) }
+        size += UInt64(count)
+      }
+    }
+    state.withLock { $0.physicalSize = size }
+  }
 
   // MARK: Notification
 

@@ -317,15 +317,12 @@ public final class WriteTransaction {
     }
     let catalog = try writer.flush(&catalogRoot, space: &freeSpace)
     let history = try writer.flush(&historyRoot, space: &freeSpace)
-    if !base.freeList.isNull {
-      freeSpace.free(offset: base.freeList.offset, length: base.freeList.extentLength, version: version)
-    }
     let freeList = try writer.writeFreeList(&freeSpace)
     let meta = Meta(
       version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history)
-    try writer.finish(meta, slot: 1 - baseSlot)
-    store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace, blockBytes: writer.blockBytes)
+    try writer.finish(meta, slot: 1 - baseSlot, baseEnd: base.fileEnd)
+    store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace, blockBytes: writer.packedBytes)
     if started != 0 {
       let changed = states.filter(\.modified)
       Log.write(
@@ -359,11 +356,11 @@ struct CommitWriter {
   var batch = WriteBatch()
   /// The unused part of the run this commit's blocks are being packed into.
   private var run: (offset: UInt64, end: UInt64)?
-  /// Size of the next run: first what the previous commit wrote (a run of small commits
+  /// Size of the next run: first what the previous commit packed (a run of small commits
   /// then each fit one), then doubling up to 1 MiB.
   private var nextRunSize: UInt64
-  /// Bytes of blocks allocated so far.
-  private(set) var blockBytes: UInt64 = 0
+  /// Bytes of blocks packed into runs so far.
+  private(set) var packedBytes: UInt64 = 0
 
   /// The unit the kernel writes back: a commit touching fewer of them syncs faster.
   static let page: UInt64 = 4096
@@ -371,17 +368,22 @@ struct CommitWriter {
   init(store: Store, version: UInt64) {
     self.store = store
     self.version = version
-    // A quarter more than last time, for the tree and the free list growing a little.
-    nextRunSize = CommitWriter.pages(min(store.lastCommitBytes + store.lastCommitBytes / 4, 1 << 20))
+    // An eighth more than last time, for the tree and the free list growing a little.
+    nextRunSize = CommitWriter.pages(min(store.lastCommitBytes + store.lastCommitBytes / 8, 1 << 20))
   }
 
   /// `bytes` rounded up to whole pages (at least one).
   private static func pages(_ bytes: UInt64) -> UInt64 { max(1, (bytes + page - 1) / page) * page }
 
-  /// Space for one block, packed right after the commit's previous block: the blocks of a
-  /// commit share as few pages as possible (each page a sync writes back costs tens of µs).
+  /// Space for one block, packed right after the commit's previous packed block, so that the
+  /// blocks every commit rewrites (the path from each changed leaf to its root, the catalog,
+  /// the history, the free list) share as few pages as possible (each page a sync writes back
+  /// costs tens of µs), and the next commit frees whole runs, page-aligned windows for the
+  /// commit after it. Blocks likely to outlive many commits are placed one by one instead
+  /// (`FreeSpace.allocate`), so that they fill the holes others left and do not strand
+  /// pieces of runs.
   mutating func allocate(_ length: UInt64, space: inout FreeSpace) -> UInt64 {
-    blockBytes += length
+    packedBytes += length
     if let current = run, current.end - current.offset >= length {
       run = (current.offset + length, current.end)
       return current.offset
@@ -402,13 +404,15 @@ struct CommitWriter {
     run = nil
   }
 
-  mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace) throws -> BlockPointer {
+  /// Compresses, places (packed into the current run, or alone when `packed` is false),
+  /// checksums and batches one block.
+  mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace, packed: Bool = true) throws -> BlockPointer {
     let (codec, stored) = BlockCodec.encode(raw)
     guard stored.count <= Int(UInt32.max) else {
       throw StorageError.invalidArgument("A block of \(stored.count) bytes is too large to store.")
     }
     let length = FileLayout.roundUp(UInt64(stored.count))
-    let offset = allocate(length, space: &space)
+    let offset = packed ? allocate(length, space: &space) : space.allocate(length)
     let checksum = stored.withUnsafeBytes {
       Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
     }
@@ -421,26 +425,31 @@ struct CommitWriter {
   }
 
   /// Writes a dirty subtree bottom-up; returns its root pointer (null for an empty tree).
-  mutating func flush(_ slot: inout ChildSlot?, space: inout FreeSpace) throws -> BlockPointer {
+  /// Roots, and nodes copied from blocks the previous commit wrote (a path every commit
+  /// rewrites, such as the rightmost one under appends), are packed; other nodes and large
+  /// values are placed alone, since they are likely to outlive many commits.
+  mutating func flush(_ slot: inout ChildSlot?, space: inout FreeSpace, isRoot: Bool = true) throws -> BlockPointer {
     guard let current = slot else { return .null }
     switch current {
     case .clean(let p, _): return p
     case .dirty(let node):
       if node.isLeaf {
         for i in node.values.indices {
-          if case .pending(let bytes) = node.values[i] { node.values[i] = .blob(try writeBlock(bytes, space: &space)) }
+          if case .pending(let bytes) = node.values[i] {
+            node.values[i] = .blob(try writeBlock(bytes, space: &space, packed: false))
+          }
         }
       } else {
         for i in node.children.indices {
           if case .dirty(let child) = node.children[i] {
             var childSlot: ChildSlot? = .dirty(child)
-            let p = try flush(&childSlot, space: &space)
+            let p = try flush(&childSlot, space: &space, isRoot: false)
             node.children[i] = .clean(p, child.subtreeCount)
           }
         }
       }
       let raw = node.encode()
-      let p = try writeBlock(raw, space: &space)
+      let p = try writeBlock(raw, space: &space, packed: isRoot || node.originBirth + 1 == version)
       var reason = ""
       if let image = NodeImage(bytes: raw, reason: &reason) {
         store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
@@ -450,37 +459,50 @@ struct CommitWriter {
     }
   }
 
-  /// Writes the free-space list into space it allocates from itself: the stored list already
+  /// Stores the free-space list: only this commit's changes on top of the stored chain when
+  /// that is small (`FreeSpace.shouldStoreDelta`), else the whole list, which frees the old
+  /// chain. Either goes into space it allocates from itself: the stored list already
   /// accounts for its own block. Stored raw and zero-padded to its extent. The size is
   /// computed exactly before encoding, so the list is encoded once.
   mutating func writeFreeList(_ space: inout FreeSpace) throws -> BlockPointer {
-    var reserve = FileLayout.roundUp(UInt64(space.encodedSize) + 64)
+    let delta = space.shouldStoreDelta
+    if !delta {
+      for block in space.chain { space.free(offset: block.offset, length: block.extentLength, version: version) }
+    }
+    func size() -> Int { delta ? space.deltaEncodedSize : space.encodedSize }
+    var reserve = FileLayout.roundUp(UInt64(size()) + 64)
     while true {
       let offset = allocate(reserve, space: &space)
       releaseRun(&space)
-      let size = space.encodedSize
-      guard UInt64(size) <= reserve else {
+      guard UInt64(size()) <= reserve else {
         space.unallocate(offset, reserve)
-        blockBytes -= reserve
-        reserve = FileLayout.roundUp(UInt64(size) + 256)
+        packedBytes -= reserve
+        reserve = FileLayout.roundUp(UInt64(size()) + 256)
         continue
       }
-      var bytes = space.encode()
+      var bytes = delta ? space.encodeDelta() : space.encode()
       bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - bytes.count))
       let checksum = bytes.withUnsafeBytes {
         Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
       }
       try batch.add(bytes, at: offset, to: store.file)
-      return BlockPointer(
+      let block = BlockPointer(
         offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: checksum,
         birth: version)
+      space.stored(in: block, delta: delta)
+      return block
     }
   }
 
   /// Writes the remaining blocks and the meta record into the slot not holding the newest
   /// version, then syncs once (durability `full`).
-  mutating func finish(_ meta: Meta, slot: Int) throws {
+  mutating func finish(_ meta: Meta, slot: Int, baseEnd: UInt64) throws {
     try batch.flush(to: store.file)
+    // Only small commits to a file with data: a large one writes much more than the growth
+    // costs, and a bulk load or a compacted copy (the first commit of its file) stays dense.
+    if baseEnd > FileLayout.dataStart, meta.fileEnd > baseEnd, meta.fileEnd - baseEnd <= 64 << 10 {
+      try store.extendAhead(of: meta.fileEnd)
+    }
     try store.file.write(meta.encode(), at: FileLayout.metaOffset(slot: slot))
     if store.options.durability == .full { try store.file.sync() }
   }
