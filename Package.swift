@@ -44,6 +44,7 @@ let package = Package(
       name: "shoal",
       dependencies: [
         "ShoalStorage",
+        "Shoal",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Tools/shoal"
@@ -71,7 +72,7 @@ let package = Package(
     .plugin(
       name: "ShoalPlugin",
       capability: .command(
-        intent: .custom(verb: "shoal", description: "Run the shoal CLI (info, verify, dump, compact, watch).")),
+        intent: .custom(verb: "shoal", description: "Run the shoal CLI (info, verify, dump, compact, watch, events).")),
       dependencies: ["shoal"],
       path: "Plugins/ShoalPlugin"
     ),
@@ -81,7 +82,7 @@ let package = Package(
       name: "shoal-realm-worker", dependencies: ["Shoal", "ShoalSharedModels"], path: "Tools/shoal-realm-worker"),
     .testTarget(
       name: "ShoalTests",
-      dependencies: ["Shoal", "ShoalStorage", "ShoalLogging", "ShoalSharedModels", "shoal-realm-worker"],
+      dependencies: ["Shoal", "ShoalStorage", "ShoalLogging", "ShoalSharedModels", "shoal-realm-worker", "shoal"],
       path: "Tests/ShoalTests"),
     .testTarget(
       name: "ShoalStorageTests",

@@ -6,8 +6,8 @@ import ShoalStorage
 struct ShoalCommand: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "shoal",
-    abstract: "Inspect, verify, dump and compact Shoal files.",
-    subcommands: [Info.self, Verify.self, Dump.self, Compact.self, Watch.self])
+    abstract: "Inspect, verify, dump and compact Shoal files; watch commits; print recorded events.",
+    subcommands: [Info.self, Verify.self, Dump.self, Compact.self, Watch.self, EventsCommand.self])
 }
 
 struct Output: ParsableArguments {

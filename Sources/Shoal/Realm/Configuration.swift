@@ -62,6 +62,8 @@ extension Realm {
     public var maximumNumberOfActiveVersions: UInt?
     /// A file copied to `fileURL` when no file exists there yet.
     public var seedFilePath: URL?
+    /// Enables event recording (`Realm.events`) when non-nil.
+    public var eventConfiguration: EventConfiguration?
 
     /// Creates a configuration; every parameter has RealmSwift's default.
     public init(

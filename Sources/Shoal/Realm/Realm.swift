@@ -291,6 +291,9 @@ enum RealmCache {
     if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion,
       core.configuration.readOnly == configuration.readOnly
     {
+      if core.events == nil, let events = configuration.eventConfiguration {
+        core.events = EventContext(configuration: events, realm: configuration)
+      }
       return core
     }
     let core = try RealmCore(configuration: configuration)

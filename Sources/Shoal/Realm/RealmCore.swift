@@ -43,6 +43,8 @@ final class RealmCore {
     let key: ObjectKey
   }
   var autorefresh = true
+  /// Event recording, when the configuration asked for it (see `Events/`).
+  var events: EventContext?
 
   init(configuration: Realm.Configuration) throws(Realm.Error) {
     Logger.installDefault()
@@ -52,6 +54,9 @@ final class RealmCore {
     file = try SharedFile.open(configuration)
     schema = try SchemaResolver(file: file, configuration: configuration, classes: classes).resolve()
     do { read = try file.store.beginRead() } catch { throw Realm.Error(storage: error, fileURL: configuration.fileURL) }
+    if let events = configuration.eventConfiguration {
+      self.events = EventContext(configuration: events, realm: configuration)
+    }
     Log.write(
       .detail, .shoal,
       "Opened Realm \(configuration.fileKey) at version \(read?.version ?? 0): \(schema.tables.count) classes, "
@@ -161,13 +166,15 @@ final class RealmCore {
     guard let transaction = write else {
       fatalError("Can't commit a non-existing write transaction")
     }
+    let before = read
+    var committed: UInt64 = 0
     do {
       for (_, (table, next)) in nextKeys {
         let name = table.name
         try transaction.put(
           TableInfo.keyBytes(next), forKey: Array(("next/" + name).utf8), in: RealmSchema.metaKeyspace)
       }
-      _ = try transaction.commit()
+      committed = try transaction.commit()
     } catch {
       transaction.abort()
       write = nil
@@ -179,6 +186,11 @@ final class RealmCore {
     stamp &+= 1
     moveTo(newest: true, local: true)
     skippedTokens = []
+    if let events, events.isRecording, let before, committed > before.version,
+      let records = try? store.changes(from: before.version, to: committed)
+    {
+      events.recordWrite(ChangeSummary(records), old: before, core: self)
+    }
   }
 
   func cancelWrite() {
@@ -404,6 +416,7 @@ final class RealmCore {
     object._core = self
     object._table = table
     object._key = key
+    if let events, events.isRecording, write == nil, !isFrozen { events.recordRead(table, key, core: self) }
     return object
   }
 
