@@ -136,10 +136,10 @@ public struct JSONLinesEventSink: EventSink {
         .fileAccess, "Unable to open the event file '\(fileURL.path)': \(String(cString: strerror(errno))).")
     }
     defer { close(fd) }
-    var bytes = Array(text.utf8)
+    let bytes = Array(text.utf8)
     var written = 0
     while written < bytes.count {
-      let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) }  // non-empty: the loop runs only while bytes remain
+      let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + written }, $0.count - written) }
       if n < 0, errno == EINTR { continue }
       guard n > 0 else {
         throw Realm.Error(
@@ -147,7 +147,6 @@ public struct JSONLinesEventSink: EventSink {
       }
       written += n
     }
-    bytes.removeAll()
     guard fsync(fd) == 0 else {
       throw Realm.Error(
         .fileAccess, "Unable to sync the event file '\(fileURL.path)': \(String(cString: strerror(errno))).")
