@@ -26,12 +26,18 @@ test: deps
 demo: deps
 	$(SWIFT) build --product shoal-demo
 	$(SWIFT) build --product shoal
-	rm -f demo.realm demo.realm.lock
-	.build/debug/shoal-demo demo.realm
-	.build/debug/shoal info demo.realm
 	$(SWIFT) build --product shoal-share-example
+	$(SWIFT) build --product shoal-stress
+	rm -f demo.realm demo.realm.lock demo.realm.events.shoal demo.realm.events.shoal.lock
+	.build/debug/shoal-demo demo.realm
+	@echo "— the events recorded (shoal events demo.realm.events.shoal) —"
+	.build/debug/shoal events demo.realm.events.shoal
 	rm -f shared.shoal shared.shoal.lock
 	.build/debug/shoal-share-example shared.shoal
+	@echo "— a short stress run: 4 processes, one killed every second, every invariant checked —"
+	.build/debug/shoal-stress run --processes 4 --seconds 6 --kill-every 1 --seed 1
+	@echo "— the file at the end (shoal info demo.realm) —"
+	.build/debug/shoal info demo.realm
 
 # Shoal side by side with LMDB and SQLite (needs liblmdb-dev and libsqlite3-dev).
 bench: deps
@@ -47,4 +53,5 @@ fuzz: deps
 	.build-fuzz/release/shoal-fuzz -max_total_time=$${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build demo.realm demo.realm.lock shared.shoal shared.shoal.lock
+	rm -rf .build .build-fuzz Benchmarks/.build demo.realm demo.realm.lock demo.realm.events.shoal \
+	  demo.realm.events.shoal.lock shared.shoal shared.shoal.lock

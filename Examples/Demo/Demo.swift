@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Shoal
 import ShoalStorage
@@ -10,8 +11,10 @@ final class Fish: Object {
   @Persisted var schoolmates: List<Fish>
 }
 
-/// `make demo`: RealmSwift-style models, a write, queries, a reopen, and the engine's view of
-/// the file (change records, verify).
+/// `make demo`: a custom logger attached, RealmSwift-style models, a write and queries inside
+/// an event scope (events recorded beside the file), a reopen, the engine's view of the file,
+/// then the live part (`LiveDemo`): processes sharing the file, cross-process notifications, a
+/// frozen snapshot read while writes go on.
 @main
 struct Demo {
   static func main() throws {
@@ -20,9 +23,16 @@ struct Demo {
       return
     }
     let path = CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "demo.realm"
-    let configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Fish.self])
+    // A custom logger: Shoal's own messages, with their categories, at `detail` and above.
+    Logger.shared = Logger(level: .detail) { level, category, message in
+      print("  log \(category) \(level): \(message)")
+    }
+    var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Fish.self])
+    // Event recording: reads and writes inside a scope go to `<file>.events.shoal`.
+    configuration.eventConfiguration = EventConfiguration(metadata: ["user": "demo", "host": "pid-\(getpid())"])
     do {
       let realm = try Realm(configuration: configuration)
+      let scope = realm.events?.beginScope(activity: "stock the aquarium")
       let catalogue: [(String, String, Double)] = [
         ("anchovy", "sea", 0.2), ("bream", "lake", 0.5), ("carp", "lake", 0.9), ("dab", "sea", 0.4),
         ("eel", "river", 1.2), ("flounder", "sea", 0.6), ("grouper", "reef", 1.5), ("herring", "sea", 0.3),
@@ -45,7 +55,14 @@ struct Demo {
       print("long fish away from the sea: \(long.map(\.name).sorted().joined(separator: ", "))")
       let average: Double? = realm.objects(Fish.self).average(ofProperty: "length")
       print("average length: \(String(format: "%.2f", average ?? 0)) m")
+      let stored = DispatchSemaphore(value: 0)
+      scope?.commit { error in
+        print("events of the scope stored \(error.map { "with an error: \($0)" } ?? "beside the file")")
+        stored.signal()
+      }
+      stored.wait()
     }
+    Logger.shared.level = .warn
     // Reopen from disk and read back.
     let realm = try Realm(configuration: configuration)
     let herring = realm.object(ofType: Fish.self, forPrimaryKey: "herring")

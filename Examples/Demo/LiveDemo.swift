@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Shoal
+import Synchronization
 
 /// The live part of `make demo`: one writer (this process) and two observer processes, each
 /// printing the change sets it receives, and a frozen snapshot read on another thread while
@@ -112,11 +113,14 @@ enum LiveDemo {
 }
 
 /// What the snapshot reader saw.
-final class FrozenCounts: @unchecked Sendable {  // safe: written by one thread, read after it signals
-  private(set) var reads = 0
-  private(set) var distinct: Set<String> = []
+final class FrozenCounts: Sendable {
+  private let seen = Mutex<(reads: Int, distinct: Set<String>)>((0, []))
+  var reads: Int { seen.withLock { $0.reads } }
+  var distinct: Set<String> { seen.withLock { $0.distinct } }
   func record(_ count: Int, _ length: Double) {
-    reads += 1
-    distinct.insert("\(count)/\(length)")
+    seen.withLock {
+      $0.reads += 1
+      $0.distinct.insert("\(count)/\(length)")
+    }
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One recorded event, as a sink receives it: the fields of RealmSwift's `AuditEvent`
 /// collection, and the metadata in force when it was recorded.
@@ -86,6 +87,12 @@ public final class AuditEvent: Object {
 public struct ShoalEventSink: EventSink {
   /// The Realm the events go to.
   public let configuration: Realm.Configuration
+  /// The file, kept open from the first batch on: later batches do not open it again.
+  private let file = OpenFile()
+
+  private final class OpenFile: Sendable {
+    let file = Mutex<SharedFile?>(nil)
+  }
 
   /// Events stored in the Shoal file at `fileURL`.
   public init(fileURL: URL) {
@@ -105,6 +112,7 @@ public struct ShoalEventSink: EventSink {
 
   public func store(_ events: [RecordedEvent]) throws {
     let realm = try Realm(configuration: configuration)
+    file.file.withLock { $0 = $0 ?? realm.core.file }
     try realm.write {
       for recorded in events {
         let event = AuditEvent()
