@@ -117,27 +117,43 @@ import Testing
     #expect(try Realm(configuration: plain).events == nil)
   }
 
+  /// The default sink: `AuditEvent` objects in `<file>.events.shoal`, one column per
+  /// metadata key, a column added (by a migration) when a new key appears.
   @Test func theDefaultSinkIsAShoalFileBesideTheDatabase() async throws {
     var configuration = fileConfiguration("audited")
     configuration.objectTypes = [Person.self, Dog.self, Address.self]
     configuration.eventConfiguration = EventConfiguration(metadata: ["tenant": "t1"])
     let realm = try Realm(configuration: configuration)
-    let scope = try #require(realm.events).beginScope(activity: "import")
+    let events = try #require(realm.events)
+    let scope = events.beginScope(activity: "import")
     try realm.write { realm.add(Person(id: 7, name: "Gus", age: 50)) }
     try await scope.commit()
     let url = ShoalEventSink.defaultFileURL(for: try #require(configuration.fileURL))
     #expect(url.lastPathComponent == "audited.realm.events.shoal")
-    let stored = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: [AuditEvent.self]))
-    let all = stored.objects(AuditEvent.self)
-    #expect(all.count == 1)
-    let event = try #require(all.first)
-    #expect(event.activity == "import" && event.event == "write")
-    #expect(event.metadata["tenant"] == "t1")
-    #expect(event.data?.contains("\"Gus\"") == true)
-    // AuditEvent never joins a Realm that lists no classes.
-    #expect(
-      try Realm(configuration: fileConfiguration("all")).schema.objectSchema.contains { $0.className == "AuditEvent" }
-        == false)
+    var stored = try ShoalEventSink.events(in: url)
+    #expect(stored.count == 1)
+    let first = try #require(stored.first)
+    #expect(first.activity == "import" && first.event == "write")
+    #expect(first.metadata == ["tenant": "t1"])
+    #expect(first.data?.contains("\"Gus\"") == true)
+    // A new metadata key becomes a new column; earlier events have none for it.
+    events.updateMetadata(["tenant": "t2", "device": "pi"])
+    try await events.recordEvent(activity: "sync", eventType: "custom")
+    stored = try ShoalEventSink.events(in: url)
+    #expect(stored.map(\.activity) == ["import", "sync"])
+    #expect(stored.map(\.metadata) == [["tenant": "t1"], ["tenant": "t2", "device": "pi"]])
+    // The new column came with a migration: schema version 1.
+    let file = try Realm(
+      configuration: Realm.Configuration(fileURL: url, readOnly: true, schemaVersion: 1, objectTypes: []))
+    let schema = try #require(file.schema["AuditEvent"])
+    #expect(schema.properties.map(\.name) == ["_id", "timestamp", "activity", "event", "data", "tenant", "device"])
+    #expect(schema.primaryKeyProperty?.name == "_id")
+    #expect(schema.properties.filter { $0.name == "device" }.first?.isOptional == true)
+    // A second process-like opener (a new sink on the same file) appends to the same class.
+    try ShoalEventSink(fileURL: url).store([
+      RecordedEvent(activity: "other", event: nil, data: nil, metadata: ["user": "x"])
+    ])
+    #expect(try ShoalEventSink.events(in: url).map(\.activity) == ["import", "sync", "other"])
   }
 
   /// `shoal events FILE` prints what the default sink stored, as text and as JSON Lines.

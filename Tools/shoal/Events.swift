@@ -60,9 +60,6 @@ struct EventsCommand: ParsableCommand {
           event: object["event"] as? String, data: object["data"] as? String, metadata: metadata)
       }
     }
-    let realm = try Realm(
-      configuration: Realm.Configuration(
-        fileURL: URL(fileURLWithPath: path), readOnly: true, objectTypes: [AuditEvent.self]))
-    return realm.objects(AuditEvent.self).map(\.recordedEvent)
+    return try ShoalEventSink.events(in: URL(fileURLWithPath: path))
   }
 }

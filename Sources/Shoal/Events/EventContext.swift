@@ -170,7 +170,7 @@ final class EventRecorder: Sendable {
       } else {
         sink = ShoalEventSink(
           configuration: Realm.Configuration(
-            inMemoryIdentifier: (realm.inMemoryIdentifier ?? "") + ".events", objectTypes: [AuditEvent.self]))
+            inMemoryIdentifier: (realm.inMemoryIdentifier ?? "") + ".events"))
       }
       let recorder = EventRecorder(sink: sink, configuration: configuration)
       recorders[key] = recorder

@@ -61,46 +61,37 @@ public protocol EventSink: Sendable {
   func store(_ events: [RecordedEvent]) throws
 }
 
-/// An event as the default sink stores it: RealmSwift's `AuditEvent` fields. The metadata
-/// keys are the keys of `metadata` (a RealmSwift server schema has one column per key).
-public final class AuditEvent: Object {
-  @Persisted(primaryKey: true) public var _id: ObjectId
-  @Persisted public var timestamp: Date
-  @Persisted public var activity: String
-  @Persisted public var event: String?
-  @Persisted public var data: String?
-  @Persisted public var metadata: Map<String, String>
-
-  /// Only event files hold it: never part of a Realm opened with `objectTypes: nil`.
-  override public class func shouldIncludeInDefaultSchema() -> Bool { false }
-
-  /// The stored event as a sink received it.
-  public var recordedEvent: RecordedEvent {
-    RecordedEvent(
-      id: _id, timestamp: timestamp, activity: activity, event: event, data: data,
-      metadata: Dictionary(uniqueKeysWithValues: metadata.map { ($0.key, $0.value) }))
-  }
-}
-
-/// The default sink: a Shoal file of `AuditEvent` objects, written with durable commits (one
-/// per batch). `shoal events FILE` prints it.
+/// The default sink: a Shoal file with one `AuditEvent` object per event, RealmSwift's
+/// event schema: `_id` (primary key), `timestamp`, `activity`, `event`, `data`, and one
+/// optional `String` column per metadata key (added by a schema migration the first time a
+/// key appears). One durable commit per batch. `shoal events FILE` prints it;
+/// `ShoalEventSink.events(in:)` reads it.
 public struct ShoalEventSink: EventSink {
-  /// The Realm the events go to.
+  /// The Realm the events go to (its `objectTypes` are ignored).
   public let configuration: Realm.Configuration
-  /// The file, kept open from the first batch on: later batches do not open it again.
-  private let file = OpenFile()
+  private let state = State()
 
-  private final class OpenFile: Sendable {
-    let file = Mutex<SharedFile?>(nil)
+  /// The file kept open between batches, and the metadata columns and schema version last
+  /// seen in it.
+  private final class State: Sendable {
+    let value = Mutex<(file: SharedFile?, columns: [String]?, version: UInt64)>((nil, nil, 0))
   }
+
+  /// The class events are stored as.
+  public static let className = "AuditEvent"
+  /// The columns every event has; any other column is a metadata key.
+  static let baseColumns = ["_id", "timestamp", "activity", "event", "data"]
 
   /// Events stored in the Shoal file at `fileURL`.
   public init(fileURL: URL) {
-    configuration = Realm.Configuration(fileURL: fileURL, objectTypes: [AuditEvent.self])
+    self.init(configuration: Realm.Configuration(fileURL: fileURL))
   }
 
-  /// Events stored in the Realm `configuration` opens (it must manage `AuditEvent`).
+  /// Events stored in the Realm `configuration` opens (a file or an in-memory Realm).
   public init(configuration: Realm.Configuration) {
+    var configuration = configuration
+    configuration.objectTypes = []
+    configuration.eventConfiguration = nil
     self.configuration = configuration
   }
 
@@ -110,21 +101,123 @@ public struct ShoalEventSink: EventSink {
     fileURL.deletingLastPathComponent().appendingPathComponent(fileURL.lastPathComponent + ".events.shoal")
   }
 
-  public func store(_ events: [RecordedEvent]) throws {
-    let realm = try Realm(configuration: configuration)
-    file.file.withLock { $0 = $0 ?? realm.core.file }
-    try realm.write {
-      for recorded in events {
-        let event = AuditEvent()
-        event._id = recorded.id
-        event.timestamp = recorded.timestamp
-        event.activity = recorded.activity
-        event.event = recorded.event
-        event.data = recorded.data
-        for (key, value) in recorded.metadata { event.metadata[key] = value }
-        realm.add(event, update: .modified)
-      }
+  /// The `AuditEvent` schema with `metadataKeys` as columns, in that order.
+  static func schema(metadataKeys: [String]) -> ObjectSchema {
+    func column(_ name: String, _ type: PropertyType, optional: Bool = true, primary: Bool = false) -> Property {
+      Property(
+        name: name, type: type, isOptional: optional, collection: .none, objectClassName: nil,
+        linkOriginPropertyName: nil, isIndexed: false, isPrimary: primary)
     }
+    let base = [
+      column("_id", .objectId, optional: false, primary: true), column("timestamp", .date, optional: false),
+      column("activity", .string, optional: false), column("event", .string), column("data", .string),
+    ]
+    return ObjectSchema(
+      className: className, isEmbedded: false, properties: base + metadataKeys.map { column($0, .string) })
+  }
+
+  /// The metadata columns of the file and its schema version (no columns and the version
+  /// of an empty file when it has no events yet).
+  private func stored() throws -> (columns: [String]?, version: UInt64) {
+    var configuration = configuration
+    configuration.schemaVersion = try ShoalEventSink.storedVersion(configuration)
+    let realm = try Realm(configuration: configuration)
+    let columns = realm.core.table(named: ShoalEventSink.className)?.properties.map(\.name)
+      .filter { !ShoalEventSink.baseColumns.contains($0) }
+    return (columns, realm.core.schema.schemaVersion)
+  }
+
+  public func store(_ events: [RecordedEvent]) throws {
+    var (columns, version) = state.value.withLock { ($0.columns, $0.version) }
+    if columns == nil { (columns, version) = try stored() }
+    let keys = Set(events.flatMap(\.metadata.keys)).subtracting(ShoalEventSink.baseColumns)
+    var configuration = configuration
+    let known = columns ?? []
+    let added = keys.subtracting(known).sorted()
+    if !added.isEmpty, columns != nil {
+      // New optional columns: a migration that only adds them (existing events get null).
+      version += 1
+      configuration.migrationBlock = { _, _ in }
+    }
+    configuration.schemaVersion = version
+    configuration.dynamicSchemas = [ShoalEventSink.schema(metadataKeys: known + added)]
+    do {
+      let realm = try Realm(configuration: configuration)
+      state.value.withLock { $0 = ($0.file ?? realm.core.file, known + added, version) }
+      guard let table = realm.core.table(named: ShoalEventSink.className) else {
+        throw Realm.Error(.fail, "The event file has no \(ShoalEventSink.className) class.")
+      }
+      try realm.write {
+        for event in events {
+          let row = table.properties.map { property -> RowValue in
+            switch property.name {
+            case "_id": return .objectId(event.id)
+            case "timestamp": return .date(event.timestamp)
+            case "activity": return .string(event.activity)
+            case "event": return event.event.map(RowValue.string) ?? .null
+            case "data": return event.data.map(RowValue.string) ?? .null
+            default: return event.metadata[property.name].map(RowValue.string) ?? .null
+            }
+          }
+          realm.core.createDynamic(table, row: row)
+        }
+      }
+    } catch {
+      // Another process may have changed the file's schema: look again next time.
+      state.value.withLock { $0.columns = nil }
+      throw error
+    }
+  }
+
+  /// The events stored in the event file at `fileURL`, oldest first.
+  public static func events(in fileURL: URL) throws -> [RecordedEvent] {
+    try events(in: Realm.Configuration(fileURL: fileURL, readOnly: true))
+  }
+
+  /// The schema version a file has now (each new metadata key raised it by one).
+  static func storedVersion(_ configuration: Realm.Configuration) throws -> UInt64 {
+    if let url = configuration.fileURL, !FileManager.default.fileExists(atPath: url.path) { return 0 }
+    let file = try SharedFile.open(configuration)
+    do {
+      return try file.store.read { snapshot in
+        guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace),
+          let bytes = try snapshot.get(RealmSchema.versionKey, in: RealmSchema.metaKeyspace)
+        else { return 0 }
+        return TableInfo.key(from: bytes)
+      }
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+  }
+
+  /// The events stored in the Realm `configuration` opens, oldest first.
+  public static func events(in configuration: Realm.Configuration) throws -> [RecordedEvent] {
+    var configuration = configuration
+    configuration.objectTypes = []
+    configuration.eventConfiguration = nil
+    if let url = configuration.fileURL, !FileManager.default.fileExists(atPath: url.path) {
+      throw Realm.Error(.fileNotFound, "No event file at '\(url.path)'.")
+    }
+    configuration.schemaVersion = try storedVersion(configuration)
+    let realm = try Realm(configuration: configuration)
+    guard let table = realm.core.table(named: className) else { return [] }
+    let properties = table.properties
+    return realm.core.allKeys(table).compactMap { key -> RecordedEvent? in
+      guard let row = realm.core.row(table, key) else { return nil }
+      var event = RecordedEvent(id: ObjectId(), timestamp: Date(), activity: "", event: nil, data: nil)
+      for (property, value) in zip(properties, row) {
+        switch (property.name, value) {
+        case ("_id", .objectId(let id)): event.id = id
+        case ("timestamp", .date(let date)): event.timestamp = date
+        case ("activity", .string(let text)): event.activity = text
+        case ("event", .string(let text)): event.event = text
+        case ("data", .string(let text)): event.data = text
+        case (let name, .string(let text)) where !baseColumns.contains(name): event.metadata[name] = text
+        default: break
+        }
+      }
+      return event
+    }.sorted { $0.timestamp < $1.timestamp }
   }
 }
 

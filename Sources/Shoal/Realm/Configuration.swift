@@ -64,6 +64,9 @@ extension Realm {
     public var seedFilePath: URL?
     /// Enables event recording (`Realm.events`) when non-nil.
     public var eventConfiguration: EventConfiguration?
+    /// Classes without a Swift type, managed as if the program declared them (the event
+    /// file's `AuditEvent`, whose columns follow the metadata keys in use).
+    var dynamicSchemas: [ObjectSchema] = []
 
     /// Creates a configuration; every parameter has RealmSwift's default.
     public init(

@@ -287,7 +287,8 @@ enum RealmCache {
     }
     // One instance per file and set of classes on a thread.
     let types = configuration.objectTypes.map { $0.map { "\(ObjectIdentifier($0).hashValue)" }.joined(separator: ",") }
-    let key = configuration.fileKey + "|" + (types ?? "*")
+    let dynamic = configuration.dynamicSchemas.map { $0.description }.joined(separator: "|")
+    let key = configuration.fileKey + "|" + (types ?? "*") + "|" + dynamic
     if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion,
       core.configuration.readOnly == configuration.readOnly
     {

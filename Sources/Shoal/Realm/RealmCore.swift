@@ -377,6 +377,13 @@ final class RealmCore {
     stamp &+= 1
   }
 
+  /// Adds an object of a class without a Swift type (see `Configuration.dynamicSchemas`)
+  /// from its stored values, in schema order: indexes, primary key and change record as for
+  /// any object.
+  func createDynamic(_ table: TableInfo, row: [RowValue]) {
+    writeRow(row, old: nil, table: table, key: allocateKey(table), changed: [])
+  }
+
   private func allocateKey(_ table: TableInfo) -> ObjectKey {
     let id = ObjectIdentifier(table)
     if let entry = nextKeys[id] {

@@ -32,7 +32,12 @@ final class RealmSchema: Sendable {
 
   /// The classes this Realm was opened with (as RealmSwift reports them; classes other
   /// programs added to the file stay in it but are not listed).
-  var publicSchema: Schema { Schema(tables.values.filter { $0.classInfo != nil }.map(\.objectSchema)) }
+  /// The classes the program declares; a Realm opened without any (`objectTypes: []`, as the
+  /// event tools do) shows every class of the file.
+  var publicSchema: Schema {
+    let declared = tables.values.filter { $0.classInfo != nil }
+    return Schema((declared.isEmpty ? Array(tables.values) : declared).map(\.objectSchema))
+  }
 
   static let schemaKeyspace = "_schema"
   static let metaKeyspace = "_meta"

@@ -12,7 +12,9 @@ struct SchemaResolver {
   private var store: Store { file.store }
 
   func resolve() throws(Realm.Error) -> RealmSchema {
-    let codeSchemas = Dictionary(classes.map { ($0.className, $0.objectSchema) }, uniquingKeysWith: { a, _ in a })
+    let codeSchemas = Dictionary(
+      classes.map { ($0.className, $0.objectSchema) } + configuration.dynamicSchemas.map { ($0.className, $0) },
+      uniquingKeysWith: { a, _ in a })
     if let cached = file.schema.withLock({ $0 }), cached.schemaVersion == configuration.schemaVersion,
       cached.tables.values.filter({ $0.classInfo != nil }).count == codeSchemas.count,
       codeSchemas.allSatisfy({
