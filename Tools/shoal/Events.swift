@@ -17,7 +17,9 @@ struct EventsCommand: ParsableCommand {
     } catch {
       try fail(error, json: output.json)
     }
-    events.sort { $0.timestamp < $1.timestamp }
+    // Oldest first; events of one timestamp keep the file's order.
+    events = events.enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }
+      .map(\.element)
     if let last { events = Array(events.suffix(max(0, last))) }
     if output.json {
       for event in events { print(event.json) }

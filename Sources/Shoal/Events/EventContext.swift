@@ -17,10 +17,10 @@ final class EventContext {
     var events: [Pending] = []
   }
 
-  /// A read of objects of one class, or one write transaction.
+  /// A read of objects of one class, or one write transaction, and when it happened.
   enum Pending {
-    case read(type: String, keys: [ObjectKey], objects: [String])
-    case write(String)
+    case read(type: String, keys: [ObjectKey], objects: [String], at: Date)
+    case write(String, at: Date)
   }
 
   init(configuration: EventConfiguration, realm: Realm.Configuration) {
@@ -42,10 +42,9 @@ final class EventContext {
   /// Ends scope `id`; its events, nil if it was not active.
   func endScope(_ id: UInt64) -> [RecordedEvent]? {
     guard let scope = scopes.removeValue(forKey: id) else { return nil }
-    let now = Date()
     return scope.events.map { pending in
       switch pending {
-      case .read(let type, _, let objects):
+      case .read(let type, _, let objects, let now):
         var out = JSONText()
         out.beginObject()
         out.key("type")
@@ -54,7 +53,7 @@ final class EventContext {
         out.raw("[" + objects.joined(separator: ",") + "]")
         out.endObject()
         return makeEvent(activity: scope.activity, type: "read", data: out.text, metadata: scope.metadata, at: now)
-      case .write(let data):
+      case .write(let data, let now):
         return makeEvent(activity: scope.activity, type: "write", data: data, metadata: scope.metadata, at: now)
       }
     }
@@ -77,13 +76,13 @@ final class EventContext {
     let json = EventJSON.object(row, table: table, core: core)
     for id in Array(scopes.keys) {
       guard var scope = scopes[id] else { continue }
-      if case .read(let type, var keys, var objects)? = scope.events.last, type == table.name {
+      if case .read(let type, var keys, var objects, let date)? = scope.events.last, type == table.name {
         guard !keys.contains(key) else { continue }
         keys.append(key)
         objects.append(json)
-        scope.events[scope.events.count - 1] = .read(type: type, keys: keys, objects: objects)
+        scope.events[scope.events.count - 1] = .read(type: type, keys: keys, objects: objects, at: date)
       } else {
-        scope.events.append(.read(type: table.name, keys: [key], objects: [json]))
+        scope.events.append(.read(type: table.name, keys: [key], objects: [json], at: Date()))
       }
       scopes[id] = scope
     }
@@ -135,7 +134,8 @@ final class EventContext {
     out.endObject()
     let data = out.text
     guard data != "{}" else { return }
-    for id in scopes.keys { scopes[id]?.events.append(.write(data)) }
+    let now = Date()
+    for id in scopes.keys { scopes[id]?.events.append(.write(data, at: now)) }
   }
 }
 

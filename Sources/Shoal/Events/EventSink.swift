@@ -202,7 +202,8 @@ public struct ShoalEventSink: EventSink {
     let realm = try Realm(configuration: configuration)
     guard let table = realm.core.table(named: className) else { return [] }
     let properties = table.properties
-    return realm.core.allKeys(table).compactMap { key -> RecordedEvent? in
+    // Oldest first; events stored in one batch keep their order.
+    let stored = realm.core.allKeys(table).compactMap { key -> RecordedEvent? in
       guard let row = realm.core.row(table, key) else { return nil }
       var event = RecordedEvent(id: ObjectId(), timestamp: Date(), activity: "", event: nil, data: nil)
       for (property, value) in zip(properties, row) {
@@ -217,7 +218,9 @@ public struct ShoalEventSink: EventSink {
         }
       }
       return event
-    }.sorted { $0.timestamp < $1.timestamp }
+    }
+    return stored.enumerated().sorted { ($0.element.timestamp, $0.offset) < ($1.element.timestamp, $1.offset) }
+      .map(\.element)
   }
 }
 
