@@ -194,6 +194,32 @@ import Testing
     #expect(missing == 1)
   }
 
+  /// A custom sink runs on the recorder's queue: while it is stuck, the caller commits
+  /// scopes and writes on; once it moves, every batch arrives, in order.
+  @Test func aSlowSinkNeverBlocksTheCaller() async throws {
+    let sink = GatedSink()
+    var configuration = fileConfiguration("gated")
+    configuration.objectTypes = [Person.self, Dog.self, Address.self]
+    configuration.eventConfiguration = EventConfiguration(sink: sink)
+    let realm = try Realm(configuration: configuration)
+    let events = try #require(realm.events)
+    let stored = DispatchSemaphore(value: 0)
+    for i in 0..<3 {
+      let scope = events.beginScope(activity: "step \(i)")
+      try realm.write { realm.add(Person(id: i, name: "P\(i)", age: i)) }
+      scope.commit { error in
+        #expect(error == nil)
+        stored.signal()
+      }
+    }
+    // All three scopes committed and their writes are visible while the sink has stored nothing.
+    #expect(realm.objects(Person.self).count == 3)
+    #expect(sink.batches.isEmpty)
+    for _ in 0..<3 { sink.gate.signal() }
+    for _ in 0..<3 { stored.wait() }
+    #expect(sink.batches.map { $0.map(\.activity) } == [["step 0"], ["step 1"], ["step 2"]])
+  }
+
   /// The sink's directory does not exist at first: storing fails, the error handler hears of
   /// it, the caller's write is committed regardless, and the events reach the sink with the
   /// next batch once it works.
@@ -217,6 +243,22 @@ import Testing
     try await second.commit()
     #expect(try lines(sink).map { $0["activity"] as? String } == ["first", "second"])
   }
+}
+
+/// A custom sink that holds every batch until released, noting the thread it ran on.
+final class GatedSink: EventSink {
+  let gate = DispatchSemaphore(value: 0)
+  private let seen = Mutex<(batches: [[RecordedEvent]], onMainThread: Bool)>(([], false))
+
+  func store(_ events: [RecordedEvent]) throws {
+    gate.wait()
+    seen.withLock {
+      $0.batches.append(events)
+      $0.onMainThread = $0.onMainThread || Thread.isMainThread
+    }
+  }
+
+  var batches: [[RecordedEvent]] { seen.withLock { $0.batches } }
 }
 
 /// Errors reported to an error handler, from the event thread.
