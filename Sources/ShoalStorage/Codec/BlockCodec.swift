@@ -17,18 +17,18 @@ enum BlockCodec {
     // Tiny blocks are not worth the call.
     guard input.count >= 64 else { return (.raw, input) }
     let bound = Int(LZ4_compressBound(Int32(input.count)))
-    var output = [UInt8](repeating: 0, count: bound)
-    let written = input.withUnsafeBytes { src in
-      output.withUnsafeMutableBytes { dst in
+    var written: Int32 = 0
+    let output = [UInt8](unsafeUninitializedCapacity: bound) { dst, count in
+      written = input.withUnsafeBytes { src in
         LZ4_compress_default(
           src.baseAddress?.assumingMemoryBound(to: CChar.self),
-          dst.baseAddress?.assumingMemoryBound(to: CChar.self),
+          UnsafeMutableRawPointer(dst.baseAddress)?.assumingMemoryBound(to: CChar.self),
           Int32(input.count), Int32(bound))
       }
+      count = max(0, Int(written))
     }
     // Keep the compressed form only when it saves at least an eighth.
     guard written > 0, Int(written) <= input.count - input.count / 8 else { return (.raw, input) }
-    output.removeSubrange(Int(written)...)
     return (.lz4, output)
   }
 
