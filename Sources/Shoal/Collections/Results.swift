@@ -280,7 +280,12 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   init(state: ResultsState) { self.state = state }
 
-  private var context: _AccessContext { _AccessContext(state.core) }
+  private var context: _AccessContext {
+    if Element.self == DynamicObject.self, case .table(let table)? = state.source {
+      return _AccessContext(state.core, dynamicTable: table)
+    }
+    return _AccessContext(state.core)
+  }
 
   private func element(_ item: RowValue) -> Element { Element._rlmFromStored(_StoredValue(item), context) }
 

@@ -91,6 +91,15 @@ open class ObjectBase: CustomStringConvertible {
   open var description: String {
     let info = _classInfo
     if _invalidated { return "[invalid object]" }
+    if let dynamic = _dynamic as? ManagedDynamicRow {
+      // A dynamic object: the class's properties come from its schema.
+      var lines = ["\(dynamic.table.name) {"]
+      for property in dynamic.table.properties where property.collection != .linkingObjects {
+        lines.append("\t\(property.name) = \(describe(self[property.name]));")
+      }
+      lines.append("}")
+      return lines.joined(separator: "\n")
+    }
     var lines = ["\(info.className) {"]
     for field in info.fields where field.options.originProperty == nil {
       lines.append("\t\(field.name) = \(describe(self[field.name]));")
@@ -144,6 +153,12 @@ private func describe(_ value: Any?) -> String {
   if case Optional<Any>.none = value { return "nil" }
   if let string = value as? String { return "\"\(string)\"" }
   if let object = value as? ObjectBase {
+    // Links may form cycles: like RealmSwift, stop at a depth of 5.
+    let key = "io.shoal.describeDepth"
+    let depth = Thread.current.threadDictionary[key] as? Int ?? 0
+    guard depth < 5 else { return "<Maximum depth exceeded>" }
+    Thread.current.threadDictionary[key] = depth + 1
+    defer { Thread.current.threadDictionary[key] = depth }
     return object.description.replacingOccurrences(of: "\n", with: "\n\t")
   }
   return "\(value)"
@@ -189,6 +204,11 @@ open class Object: ObjectBase, RealmCollectionValue {
   public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
   public class func _rlmDefaultValue() -> Self { Self() }
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
+    if let core = context.core, let table = context.dynamicTable, case .link(let key) = value.value,
+      let object = core.dynamicObject(table, key) as? Self
+    {
+      return object
+    }
     guard let core = context.core, let object = core.object(for: value.value, type: self) as? Self else {
       fatalError("Link to a missing \(className()) object")  // links are nullified on delete
     }

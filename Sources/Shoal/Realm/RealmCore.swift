@@ -380,8 +380,11 @@ final class RealmCore {
   /// Adds an object of a class without a Swift type (see `Configuration.dynamicSchemas`)
   /// from its stored values, in schema order: indexes, primary key and change record as for
   /// any object.
-  func createDynamic(_ table: TableInfo, row: [RowValue]) {
-    writeRow(row, old: nil, table: table, key: allocateKey(table), changed: [])
+  @discardableResult
+  func createDynamic(_ table: TableInfo, row: [RowValue]) -> ObjectKey {
+    let key = allocateKey(table)
+    writeRow(row, old: nil, table: table, key: key, changed: [])
+    return key
   }
 
   private func allocateKey(_ table: TableInfo) -> ObjectKey {
@@ -418,7 +421,9 @@ final class RealmCore {
     if let info = table.classInfo {
       object = info.makeManaged()
     } else {
-      object = DynamicObject()
+      let dynamic = DynamicObject()
+      dynamic._dynamic = ManagedDynamicRow(core: self, table: table, key: key)
+      object = dynamic
     }
     object._core = self
     object._table = table

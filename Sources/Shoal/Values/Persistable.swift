@@ -9,7 +9,12 @@ public struct _StoredValue {
 /// The Realm an object or collection belongs to, as seen by value conversions. Not for direct use.
 public struct _AccessContext {
   let core: RealmCore?
-  init(_ core: RealmCore?) { self.core = core }
+  /// The class of `Results<DynamicObject>` elements (`Realm.dynamicObjects`).
+  let dynamicTable: TableInfo?
+  init(_ core: RealmCore?, dynamicTable: TableInfo? = nil) {
+    self.core = core
+    self.dynamicTable = dynamicTable
+  }
 }
 
 /// A type that can be stored in a `@Persisted` property: RealmSwift's `_Persistable`.

@@ -1,0 +1,76 @@
+import Foundation
+import Shoal
+import Testing
+
+/// RealmSwift's dynamic API: `dynamicObjects`, `dynamicObject(ofType:forPrimaryKey:)` and
+/// `dynamicCreate`, on declared classes and on a class only the file knows.
+@Suite struct DynamicTests {
+  func people() throws -> Realm {
+    var configuration = memoryConfiguration()
+    configuration.objectTypes = [Person.self, Dog.self, Address.self]
+    let realm = try Realm(configuration: configuration)
+    try realm.write {
+      for i in 0..<4 { realm.add(Person(id: i, name: "P\(i)", age: 20 + i)) }
+      let rex = Dog(value: ["name": "Rex", "age": 3])
+      realm.add(rex)
+      rex.owner = realm.object(ofType: Person.self, forPrimaryKey: 2)
+    }
+    return realm
+  }
+
+  @Test func readsDeclaredClassesByName() throws {
+    let realm = try people()
+    let all = realm.dynamicObjects("Person")
+    #expect(all.count == 4)
+    #expect(all.map { $0["name"] as? String } == ["P0", "P1", "P2", "P3"])
+    let adults = realm.dynamicObjects("Person").filter("age >= %@", 22).sorted(byKeyPath: "age", ascending: false)
+    #expect(adults.map { $0.age as? Int } == [23, 22])
+    let dog = try #require(realm.dynamicObjects("Dog").first)
+    let owner = try #require(dog["owner"] as? DynamicObject)
+    #expect(owner["name"] as? String == "P2")
+    let found = try #require(realm.dynamicObject(ofType: "Person", forPrimaryKey: 3))
+    #expect(found["age"] as? Int == 23)
+    #expect(realm.dynamicObject(ofType: "Person", forPrimaryKey: 99) == nil)
+    #expect(found.description.hasPrefix("Person {\n\tid = 3;\n\tname = \"P3\";\n\tage = 23;"), "\(found)")
+    // Links that form a cycle are described to a depth of 5.
+    try realm.write {
+      let p2 = realm.object(ofType: Person.self, forPrimaryKey: 2)
+      p2?.dog = realm.objects(Dog.self).first
+    }
+    #expect(realm.dynamicObjects("Dog").first?.description.contains("<Maximum depth exceeded>") == true)
+    #expect(realm.objects(Dog.self).first?.description.contains("<Maximum depth exceeded>") == true)
+  }
+
+  @Test func writesThroughTheSameTransactions() throws {
+    let realm = try people()
+    try realm.write {
+      realm.dynamicObject(ofType: "Person", forPrimaryKey: 1)?["age"] = 41
+      realm.dynamicCreate("Person", value: ["id": 9, "name": "Zed", "age": 3, "tags": ["a", "b"]])
+      realm.dynamicCreate("Person", value: ["id": 0, "name": "P0 again"], update: .modified)
+    }
+    #expect(realm.object(ofType: Person.self, forPrimaryKey: 1)?.age == 41)
+    let zed = try #require(realm.object(ofType: Person.self, forPrimaryKey: 9))
+    #expect(zed.name == "Zed" && zed.age == 3 && Array(zed.tags) == ["a", "b"])
+    #expect(realm.object(ofType: Person.self, forPrimaryKey: 0)?.name == "P0 again")
+    #expect(realm.objects(Person.self).count == 5)
+    // Queries through the index see the dynamic writes.
+    #expect(realm.objects(Person.self).filter("name == 'Zed'").count == 1)
+  }
+
+  /// A class the program does not declare: the event file's `AuditEvent`.
+  @Test func readsClassesOnlyTheFileKnows() async throws {
+    var configuration = fileConfiguration("dynamic")
+    configuration.objectTypes = [Person.self, Dog.self, Address.self]
+    configuration.eventConfiguration = EventConfiguration(metadata: ["user": "ann"])
+    let realm = try Realm(configuration: configuration)
+    try await realm.events?.recordEvent(activity: "hello", eventType: "custom", data: "{}")
+    let url = ShoalEventSink.defaultFileURL(for: try #require(configuration.fileURL))
+    let file = try Realm(configuration: Realm.Configuration(fileURL: url, objectTypes: []))
+    let events = file.dynamicObjects("AuditEvent")
+    #expect(events.count == 1)
+    let event = try #require(events.first)
+    #expect(event["activity"] as? String == "hello")
+    #expect(event.user as? String == "ann")
+    #expect(event["_id"] is ObjectId)
+  }
+}
