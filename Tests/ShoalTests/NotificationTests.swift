@@ -405,4 +405,76 @@ struct AsyncWriteTests {
     #expect(await watcher.seen == [0, 1])
     token.invalidate()
   }
+
+  /// Lists, sets and erased collections observed on an actor: the change sets of a write in
+  /// another thread, delivered isolated to the actor.
+  @Test func listsSetsAndErasedCollectionsObservedOnAnActor() async throws {
+    let config = {
+      var config = fileConfiguration()
+      config.objectTypes = [Person.self, Dog.self, Address.self]
+      return config
+    }()
+    let realm = try Realm(configuration: config)
+    try realm.write {
+      let ann = Person(id: 1, name: "Ann", age: 30)
+      ann.tags.append("a")
+      ann.luckyNumbers.insert(7)
+      realm.add(ann)
+    }
+    let ann = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+    let watcher = Watcher()
+    let (changes, continuation) = AsyncStream.makeStream(of: String.self)
+    var iterator = changes.makeAsyncIterator()
+    @Sendable func describe<C>(_ change: RealmCollectionChange<C>, _ count: (C) -> Int) -> String {
+      switch change {
+      case .initial(let collection): return "initial \(count(collection))"
+      case .update(let collection, let deletions, let insertions, let modifications):
+        return "update \(count(collection)) -\(deletions) +\(insertions) ~\(modifications)"
+      case .error(let error): return "error \(error)"
+      }
+    }
+    let tags = await ann.tags.observe(on: watcher) { _, change in
+      continuation.yield("tags " + describe(change) { $0.count })
+    }
+    #expect(await iterator.next() == "tags initial 1")
+    let numbers = await ann.luckyNumbers.observe(on: watcher) { _, change in
+      continuation.yield("numbers " + describe(change) { $0.count })
+    }
+    #expect(await iterator.next() == "numbers initial 1")
+    let erased = await AnyRealmCollection(realm.objects(Person.self)).observe(on: watcher) { _, change in
+      continuation.yield("people " + describe(change) { $0.count })
+    }
+    #expect(await iterator.next() == "people initial 1")
+    let attributes = await ann.attributes.observe(on: watcher) { _, change in
+      switch change {
+      case .initial(let map): continuation.yield("attributes initial \(map.count)")
+      case .update(let map, let deletions, let insertions, let modifications):
+        continuation.yield("attributes update \(map.count) -\(deletions) +\(insertions) ~\(modifications)")
+      case .error(let error): continuation.yield("error \(error)")
+      }
+    }
+    #expect(await iterator.next() == "attributes initial 0")
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        try other.write {
+          let person = other.object(ofType: Person.self, forPrimaryKey: 1)
+          person?.tags.append("b")
+          person?.luckyNumbers.insert(8)
+          person?.attributes["height"] = 180
+          other.add(Person(id: 2, name: "Bob", age: 40))
+        }
+      })
+    var seen: [String] = []
+    for _ in 0..<4 { seen.append(await iterator.next() ?? "end") }
+    #expect(
+      Set(seen) == [
+        "tags update 2 -[] +[1] ~[]", "numbers update 2 -[] +[1] ~[]", "people update 2 -[] +[1] ~[0]",
+        "attributes update 1 -[] +[\"height\"] ~[]",
+      ])
+    attributes.invalidate()
+    tags.invalidate()
+    numbers.invalidate()
+    erased.invalidate()
+  }
 }

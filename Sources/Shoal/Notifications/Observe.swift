@@ -169,13 +169,14 @@ extension List {
     _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
   ) -> NotificationToken {
     guard let core = parent?._core else { fatalError("Only collections managed by a Realm can be observed") }
-    let state = results().state
     return core.observeCollection(
-      state, keyPaths: keyPaths, queue: queue,
-      rebuild: { state in
-        guard case .list(let owner, _, let index)? = state.source else { return List() }
-        return List(parent: owner, index: index)
-      }, collection: self, block: block)
+      results().state, keyPaths: keyPaths, queue: queue, rebuild: List.rebuilt, collection: self, block: block)
+  }
+
+  /// The list a collection state of a list property stands for.
+  static func rebuilt(_ state: ResultsState) -> List {
+    guard case .list(let owner, _, let index)? = state.source else { return List() }
+    return List(parent: owner, index: index)
   }
 
   /// Like `observe(keyPaths:on:_:)`, with the key paths as Swift key paths.
@@ -196,11 +197,13 @@ extension MutableSet {
   ) -> NotificationToken {
     guard let core = parent?._core else { fatalError("Only collections managed by a Realm can be observed") }
     return core.observeCollection(
-      results().state, keyPaths: keyPaths, queue: queue,
-      rebuild: { state in
-        guard case .list(let owner, _, let index)? = state.source else { return MutableSet() }
-        return MutableSet(parent: owner, index: index)
-      }, collection: self, block: block)
+      results().state, keyPaths: keyPaths, queue: queue, rebuild: MutableSet.rebuilt, collection: self, block: block)
+  }
+
+  /// The set a collection state of a set property stands for.
+  static func rebuilt(_ state: ResultsState) -> MutableSet {
+    guard case .list(let owner, _, let index)? = state.source else { return MutableSet() }
+    return MutableSet(parent: owner, index: index)
   }
 }
 
@@ -230,17 +233,24 @@ extension AnyRealmCollection {
     keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
     _ block: @escaping (RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
   ) -> NotificationToken {
-    let state: ResultsState
-    switch base {
-    case let results as Results<Element>: state = results.state
-    case let list as List<Element>: state = list.results().state
-    case let set as MutableSet<Element>: state = set.results().state
-    default: state = base.sorted(by: [SortDescriptor]()).state
-    }
+    let state = observedState
     guard let core = state.core else { fatalError("Only collections managed by a Realm can be observed") }
     return core.observeCollection(
-      state, keyPaths: keyPaths, queue: queue, rebuild: { AnyRealmCollection(Results<Element>(state: $0)) },
-      collection: self, block: block)
+      state, keyPaths: keyPaths, queue: queue, rebuild: AnyRealmCollection.rebuilt, collection: self, block: block)
+  }
+
+  /// The collection state behind the erased collection.
+  var observedState: ResultsState {
+    switch base {
+    case let results as Results<Element>: return results.state
+    case let list as List<Element>: return list.results().state
+    case let set as MutableSet<Element>: return set.results().state
+    default: return base.sorted(by: [SortDescriptor]()).state
+    }
+  }
+
+  static func rebuilt(_ state: ResultsState) -> AnyRealmCollection {
+    AnyRealmCollection(Results<Element>(state: state))
   }
 }
 

@@ -166,7 +166,8 @@ final class RealmCore {
     guard let transaction = write else {
       fatalError("Can't commit a non-existing write transaction")
     }
-    let before = read
+    // The state before the write, for event recording only (holding it keeps its version pinned).
+    let before = events?.isRecording == true ? read : nil
     var committed: UInt64 = 0
     do {
       for (_, (table, next)) in nextKeys {
