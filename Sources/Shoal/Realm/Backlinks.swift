@@ -6,6 +6,9 @@ import ShoalStorage
 /// every class that links to T.
 enum Backlinks {
   static let formatKey = Array("backlinks".utf8)
+  /// The index's format in `_meta`: 2 also indexes the links inside `AnyRealmValue`s; a file
+  /// with an older one is rebuilt when opened for writing.
+  static let format: [UInt8] = [2]
 
   static func keyspace(_ target: String) -> String { "b/" + target }
 
@@ -64,6 +67,37 @@ enum Backlinks {
         try write.put([], forKey: entry(target: added, source: table.name, property: index, sourceKey: key), in: space)
       }
     }
+    for index in table.anyProperties {
+      if let properties, !properties.contains(index) { continue }
+      let before = Set(old.map { typedLinks($0[index]) } ?? [])
+      let after = Set(new.map { typedLinks($0[index]) } ?? [])
+      guard before != after else { continue }
+      for gone in before.subtracting(after) {
+        _ = try write.delete(
+          entry(target: gone.key, source: table.name, property: index, sourceKey: key), in: keyspace(gone.className))
+      }
+      for added in after.subtracting(before) {
+        let space = keyspace(added.className)
+        guard try write.hasKeyspace(space) else { continue }
+        try write.put(
+          [], forKey: entry(target: added.key, source: table.name, property: index, sourceKey: key), in: space)
+      }
+    }
+  }
+
+  struct TypedLink: Hashable {
+    var className: String
+    var key: ObjectKey
+  }
+
+  /// The objects an `AnyRealmValue` (or a collection of them) links to.
+  static func typedLinks(_ value: RowValue) -> [TypedLink] {
+    switch value {
+    case .typedLink(let name, let key): return [TypedLink(className: name, key: key)]
+    case .list(let items): return items.flatMap { typedLinks($0) }
+    case .map(let entries): return entries.flatMap { typedLinks($0.value) }
+    default: return []
+    }
   }
 
   /// Rebuilds every backlink keyspace from the rows (new files, migrations, older files).
@@ -71,7 +105,7 @@ enum Backlinks {
     for name in try write.keyspaceNames() where name.hasPrefix("b/") { try write.dropKeyspace(name) }
     let tables = schemas.values.map { TableInfo(schema: $0, classInfo: nil) }
     for table in tables { try write.createKeyspace(keyspace(table.name), tracksChanges: false) }
-    for table in tables where !table.linkProperties.isEmpty {
+    for table in tables where !table.linkProperties.isEmpty || !table.anyProperties.isEmpty {
       guard try write.hasKeyspace(table.keyspace) else { continue }
       var rows: [(ObjectKey, [RowValue])] = []
       let cursor = try write.cursor(in: table.keyspace)
@@ -80,6 +114,6 @@ enum Backlinks {
         try update(write, table: table, key: key, old: nil, new: row, properties: nil)
       }
     }
-    try write.put([1], forKey: formatKey, in: RealmSchema.metaKeyspace)
+    try write.put(format, forKey: formatKey, in: RealmSchema.metaKeyspace)
   }
 }

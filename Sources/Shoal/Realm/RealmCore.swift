@@ -634,7 +634,10 @@ final class RealmCore {
         for (sourceKey, properties) in objects {
           guard let old = self.row(source, sourceKey) else { continue }
           var row = old
-          for index in properties where index < row.count { row[index] = Self.removingLinks(row[index], to: keys) }
+          for index in properties where index < row.count {
+            row[index] = Self.removingLinks(
+              row[index], to: keys, of: target.name, in: source.properties[index].collection)
+          }
           writeRow(row, old: old, table: source, key: sourceKey, changed: Array(properties))
         }
       }
@@ -657,23 +660,30 @@ final class RealmCore {
     }
   }
 
-  static func removingLinks(_ value: RowValue, to keys: Set<ObjectKey>) -> RowValue {
+  /// `value` without its links to `keys` of class `target`: a to-one link becomes nil, list
+  /// and set entries go, map values become nil. An `AnyRealmValue` link becomes nil too, in a
+  /// list as well (RealmSwift keeps the position).
+  static func removingLinks(
+    _ value: RowValue, to keys: Set<ObjectKey>, of target: String? = nil, in collection: PropertyCollection = .none
+  ) -> RowValue {
+    func gone(_ item: RowValue) -> Bool {
+      switch item {
+      case .link(let key): return keys.contains(key)
+      case .typedLink(let name, let key): return name == target && keys.contains(key)
+      default: return false
+      }
+    }
+    func isTyped(_ item: RowValue) -> Bool { if case .typedLink = item { return true } else { return false } }
     switch value {
-    case .link(let key) where keys.contains(key): return .null
+    case .link, .typedLink: return gone(value) ? .null : value
     case .list(let items):
       return .list(
-        items.filter {
-          if case .link(let key) = $0 { return !keys.contains(key) }
-          return true
+        items.compactMap { item in
+          guard gone(item) else { return item }
+          return isTyped(item) && collection == .list ? .null : nil
         })
     case .map(let entries):
-      return .map(
-        entries.map { entry in
-          if case .link(let key) = entry.value, keys.contains(key) {
-            return RowValue.MapEntry(key: entry.key, value: .null)
-          }
-          return entry
-        })
+      return .map(entries.map { gone($0.value) ? RowValue.MapEntry(key: $0.key, value: .null) : $0 })
     default: return value
     }
   }

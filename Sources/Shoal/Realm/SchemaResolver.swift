@@ -61,11 +61,11 @@ struct SchemaResolver {
     do {
       if let write {
         guard try write.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
-        return try write.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) != nil
+        return try write.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) == Backlinks.format
       }
       return try store.read { snapshot in
         guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
-        return try snapshot.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) != nil
+        return try snapshot.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) == Backlinks.format
       }
     } catch {
       throw Realm.Error(storage: error, fileURL: configuration.fileURL)

@@ -15,6 +15,8 @@ final class TableInfo: Sendable {
   /// Properties holding links (not linking objects) and their target classes, for the
   /// backlink index.
   let linkProperties: [(index: Int, target: String)]
+  /// `AnyRealmValue` properties (and collections of them): their links name their class.
+  let anyProperties: [Int]
 
   /// Keyspace of rows, keyed by big-endian object key.
   var keyspace: String { "o/" + name }
@@ -37,6 +39,9 @@ final class TableInfo: Sendable {
       guard property.type == .object, property.collection != .linkingObjects, let target = property.objectClassName
       else { return nil }
       return (index, target)
+    }
+    anyProperties = schema.allProperties.indices.filter {
+      schema.allProperties[$0].type == .any && schema.allProperties[$0].collection != .linkingObjects
     }
     propertyIndex = Dictionary(schema.allProperties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
   }
