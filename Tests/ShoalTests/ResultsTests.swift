@@ -21,6 +21,50 @@ struct ResultsTests {
     return realm
   }
 
+  /// Results become invalid when their Realm is invalidated, and collection-backed results
+  /// when their owner is deleted.
+  @Test func invalidation() throws {
+    let realm = try populated()
+    let people = realm.objects(Person.self).filter("age > 30")
+    let tags = try #require(realm.object(ofType: Person.self, forPrimaryKey: 4)).tags.filter("self == 'vip'")
+    let dogs = try #require(realm.object(ofType: Person.self, forPrimaryKey: 3)).dogs.sorted(byKeyPath: "name")
+    #expect(!people.isInvalidated && !dogs.isInvalidated)
+    try realm.write { realm.delete(realm.object(ofType: Person.self, forPrimaryKey: 3)!) }
+    #expect(dogs.isInvalidated && !people.isInvalidated)
+    #expect(Array(tags) == ["vip"] && !tags.isInvalidated)
+    realm.invalidate()
+    #expect(people.isInvalidated)
+    #expect(!realm.objects(Person.self).isInvalidated, "results made after invalidate() are valid")
+  }
+
+  /// Collections of primitive values are queried with `self`, as in RealmSwift.
+  @Test func primitiveCollectionsAreQueriedWithSelf() throws {
+    let realm = try populated()
+    let person = try #require(realm.object(ofType: Person.self, forPrimaryKey: 4))
+    #expect(Array(person.tags.filter("self == %@", "vip")) == ["vip"])
+    #expect(Array(person.tags.filter("self BEGINSWITH[c] 'E'")) == ["even"])
+    #expect(person.tags.filter("self IN {'odd', 'vip'}").count == 1)
+    try realm.write {
+      person.luckyNumbers.insert(objectsIn: [3, 8, 13, 21])
+      person.attributes["height"] = 180
+    }
+    let numbers = person.luckyNumbers.filter("self BETWEEN {5, 15}")
+    #expect(Set(numbers) == [8, 13])
+    #expect(numbers.sum() == 21)
+    #expect(Array(person.luckyNumbers.filter("self > %@", 10).sorted()) == [13, 21])
+    #expect(Array(person.attributes.filter("self > 100")) == [180])
+    // Optional values: nil compares as in RealmSwift.
+    let all = try Realm(configuration: memoryConfiguration())
+    let types = AllTypes()
+    types.optStrings.append(objectsIn: ["a", nil, "b"])
+    try all.write { all.add(types) }
+    #expect(types.optStrings.filter("self == nil").count == 1)
+    #expect(Array(types.optStrings.filter("self != nil")) == ["a", "b"])
+    // Live: a later write shows in the same results.
+    try realm.write { person.tags.append("veteran") }
+    #expect(Array(person.tags.filter("self BEGINSWITH 'v'")) == ["vip", "veteran"])
+  }
+
   @Test func filterWithArgumentsAndOperators() throws {
     let realm = try populated()
     let people = realm.objects(Person.self)

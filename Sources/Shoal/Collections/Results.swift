@@ -28,14 +28,27 @@ final class ResultsState {
     frozenItems = items()
   }
 
+  /// The Realm's `invalidations` when the collection was made.
+  var madeAt: UInt64
+
   init(core: RealmCore?, source: ResultsSource?, unmanaged: [Any]?) {
     self.core = core
     self.source = source
     self.unmanaged = unmanaged
+    madeAt = core?.invalidations ?? 0
+  }
+
+  /// Whether the Realm was invalidated since, or the object owning the collection deleted.
+  var isInvalidated: Bool {
+    guard let core else { return false }
+    if core.invalidations != madeAt { return true }
+    if case .list(let owner, _, _)? = source { return owner.isInvalidated }
+    return false
   }
 
   func copy() -> ResultsState {
     let state = ResultsState(core: core, source: source, unmanaged: unmanaged)
+    state.madeAt = madeAt
     state.filters = filters
     state.sorts = sorts
     state.distinct = distinct
@@ -96,6 +109,15 @@ final class ResultsState {
     case .list(_, let table, let index):
       return table.properties[index].objectClassName.flatMap { core.table(named: $0) }
     }
+  }
+
+  /// The property of a collection of primitive values (nil for collections of objects):
+  /// queries test each value as `self`.
+  var primitiveElement: Property? {
+    guard case .list(_, let table, let index)? = source, table.properties[index].objectClassName == nil else {
+      return nil
+    }
+    return table.properties[index]
   }
 
   /// Whether the elements are the whole class with nothing to filter or reorder.
@@ -192,10 +214,21 @@ final class ResultsState {
       default: items = []
       }
       if !filters.isEmpty {
-        guard elementTable != nil else {
-          fatalError("Queries on collections of primitive values are not supported yet; filter the values in Swift.")
+        if let element = primitiveElement {
+          // Values: each is tested as the `self` of a one-property object keyed by position.
+          let values = ValuesQueryContext(element: element, inner: context)
+          values.values = items
+          items = items.indices.compactMap { position in
+            do {
+              for filter in filters where try !filter.matches(ObjectKey(position), context: values) { return nil }
+              return items[position]
+            } catch {
+              fatalError("\(error)")
+            }
+          }
+        } else {
+          items = items.filter { item in CoreLinks.key(item).map(matches) ?? false }
         }
-        items = items.filter { item in CoreLinks.key(item).map(matches) ?? false }
       }
     }
     if !distinct.isEmpty { items = applyDistinct(items, core: core) }
@@ -292,7 +325,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   /// The Realm of the results.
   public var realm: Realm? { state.core.map { Realm(core: $0) } }
   /// Whether the results can no longer be accessed.
-  public var isInvalidated: Bool { false }
+  public var isInvalidated: Bool { state.isInvalidated }
 
   /// The number of elements.
   public var count: Int {
@@ -367,14 +400,20 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   }
 
   func filter(_ predicateFormat: String, argumentList args: [Any]) -> Results<Element> {
-    guard let core = state.core, let table = state.elementTable else {
+    guard let core = state.core, state.elementTable != nil || state.primitiveElement != nil else {
       fatalError("This method may only be called on RLMArray instances retrieved from an RLMRealm")
     }
     let compiled: CompiledQuery
     do {
-      compiled = try CompiledQuery(
-        className: table.name, predicate: predicateFormat, arguments: args.map { $0 as Any? },
-        context: core.queryContext)
+      if let element = state.primitiveElement {
+        compiled = try CompiledQuery(
+          className: ValuesQueryContext.className, predicate: predicateFormat, arguments: args.map { $0 as Any? },
+          context: ValuesQueryContext(element: element, inner: core.queryContext))
+      } else {
+        compiled = try CompiledQuery(
+          className: state.elementTable?.name ?? "", predicate: predicateFormat, arguments: args.map { $0 as Any? },
+          context: core.queryContext)
+      }
     } catch {
       fatalError("\(error)")
     }

@@ -232,7 +232,11 @@ final class RealmCore {
     if write != nil { cancelWrite() }
     read = nil
     stamp &+= 1
+    invalidations &+= 1
   }
+
+  /// How many times `invalidate()` was called: collections made before then are invalid.
+  private(set) var invalidations: UInt64 = 0
 
   func requireWrite(_ message: String = "") {
     guard write != nil else {
