@@ -3,6 +3,35 @@ import Testing
 @testable import ShoalStorage
 
 @Suite struct HistoryTests {
+  /// Pending changes behave as a dictionary whatever the order keys come in: ascending runs
+  /// (kept as a sorted array), repeats, withdrawals and keys out of order (a dictionary after).
+  @Test(arguments: [1, 2, 3, 4]) func pendingChangesMatchADictionary(seed: UInt64) {
+    var rng = SplitMix(seed: seed)
+    var changes = PendingChanges()
+    var model: [[UInt8]: PendingChange] = [:]
+    var next: UInt64 = 0
+    for step in 0..<3_000 {
+      let key: [UInt8]
+      // Seed 1: a long ascending run first (the sorted array), then anything.
+      switch seed == 1 && step < 2_000 ? 0 : rng.next() % 10 {
+      case 0..<6:  // mostly ascending new keys, as inserts of new objects make
+        next += 1 + rng.next() % 3
+        key = withUnsafeBytes(of: next.bigEndian, Array.init)
+      default:  // an earlier key, or one never seen
+        key = withUnsafeBytes(of: (rng.next() % (next + 5)).bigEndian, Array.init)
+      }
+      let value: PendingChange? =
+        rng.next() % 5 != 0 ? PendingChange(kind: .update, payload: [UInt8(step % 256)]) : nil
+      changes[key] = value
+      model[key] = value
+      #expect(changes[key]?.payload == model[key]?.payload)
+    }
+    #expect(changes.count == model.count)
+    let sorted = changes.sorted()
+    #expect(sorted.map(\.key) == model.keys.sorted { compareBytes($0, $1) < 0 })
+    #expect(sorted.allSatisfy { model[$0.key]?.payload == $0.change.payload })
+  }
+
   @Test func changeRecordsSayWhatEachCommitDid() throws {
     let store = try Store(file: MemoryFile())
     let reader = try store.beginRead()  // keeps every record from version 0 on
@@ -70,5 +99,18 @@ import Testing
     try store.write { try $0.put([1], forKey: [99], in: "k") }
     #expect(throws: StorageError.self) { try store.changes(from: 6) }
     #expect(store.info().historyRecords == 1)
+  }
+}
+
+/// A small deterministic generator for the tests above.
+struct SplitMix {
+  var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
   }
 }

@@ -121,3 +121,71 @@ struct PendingChange {
     return out
   }
 }
+
+/// A write transaction's changes to one keyspace, by key, for its change record.
+///
+/// Keys that arrive in ascending order (new objects get ever larger keys, so a batch of
+/// inserts does) are appended to an array that is already sorted: no hashing per change and
+/// no sort at commit. The first key out of order moves the changes into a dictionary, sorted
+/// once at commit.
+struct PendingChanges {
+  private var ordered: [(key: [UInt8], change: PendingChange)] = []
+  private var table: [[UInt8]: PendingChange]?
+
+  var count: Int { table?.count ?? ordered.count }
+  var isEmpty: Bool { count == 0 }
+
+  private func position(of key: [UInt8]) -> (index: Int, found: Bool) {
+    var low = 0
+    var high = ordered.count
+    while low < high {
+      let mid = (low + high) / 2
+      let order = compareBytes(ordered[mid].key, key)
+      if order == 0 { return (mid, true) }
+      if order < 0 { low = mid + 1 } else { high = mid }
+    }
+    return (low, false)
+  }
+
+  private mutating func spill() -> [[UInt8]: PendingChange] {
+    if let table { return table }
+    var out = [[UInt8]: PendingChange](minimumCapacity: ordered.count * 2)
+    for (key, change) in ordered { out[key] = change }
+    ordered = []
+    return out
+  }
+
+  subscript(key: [UInt8]) -> PendingChange? {
+    get {
+      if let table { return table[key] }
+      if let last = ordered.last, last.key == key { return last.change }
+      let (index, found) = position(of: key)
+      return found ? ordered[index].change : nil
+    }
+    set {
+      if table != nil {
+        table?[key] = newValue
+        return
+      }
+      if ordered.isEmpty || compareBytes(ordered[ordered.count - 1].key, key) < 0 {
+        if let newValue { ordered.append((key, newValue)) }
+        return
+      }
+      let (index, found) = position(of: key)
+      if found, let newValue {
+        ordered[index].change = newValue
+        return
+      }
+      // Out of order, or a change withdrawn from the middle: a dictionary from now on.
+      var spilled = spill()
+      spilled[key] = newValue
+      table = spilled
+    }
+  }
+
+  /// Every change, in key order.
+  func sorted() -> [(key: [UInt8], change: PendingChange)] {
+    guard let table else { return ordered }
+    return table.map { (key: $0.key, change: $0.value) }.sorted { compareBytes($0.key, $1.key) < 0 }
+  }
+}

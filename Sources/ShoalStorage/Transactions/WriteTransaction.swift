@@ -33,7 +33,7 @@ public final class WriteTransaction {
     var created = false
     var cleared = false
     var dropped = false
-    var changes: [[UInt8]: PendingChange] = [:]
+    var changes = PendingChanges()
 
     /// Whether puts and deletes are recorded key by key. Not for a keyspace created in this
     /// transaction: every entry it holds at commit is an insertion, which its `created` flag
@@ -109,7 +109,7 @@ public final class WriteTransaction {
       states[i].exists = true
       states[i].created = true
       states[i].tracksChanges = tracksChanges
-      states[i].changes = [:]
+      states[i].changes = PendingChanges()
       states[i].modified = true
     } else {
       var state = KeyspaceState(
@@ -134,7 +134,7 @@ public final class WriteTransaction {
     states[i].root = nil
     states[i].count = 0
     states[i].cleared = true
-    states[i].changes = [:]
+    states[i].changes = PendingChanges()
     states[i].modified = true
     mutationCount += 1
   }
@@ -337,8 +337,7 @@ public final class WriteTransaction {
   private func changeRecord() -> ChangeRecord {
     var keyspaces: [KeyspaceChanges] = []
     for s in states where s.modified && (s.tracksChanges || s.dropped || s.created) {
-      let changes = s.changes.map { KeyChange(kind: $0.value.kind, key: $0.key, payload: $0.value.payload) }
-        .sorted { compareBytes($0.key, $1.key) < 0 }
+      let changes = s.changes.sorted().map { KeyChange(kind: $0.change.kind, key: $0.key, payload: $0.change.payload) }
       if changes.isEmpty && !s.cleared && !s.created && !s.dropped { continue }
       keyspaces.append(
         KeyspaceChanges(keyspace: s.name, created: s.created, cleared: s.cleared, dropped: s.dropped, changes: changes))
