@@ -64,8 +64,9 @@ public struct Persisted<Value: _Persistable> {
       // The wrapper's address from its cached offset (one dictionary lookup), not through the
       // key path (two key path projections, several times slower).
       if let offset = _persistedOffset(observed, storageKeyPath) {
-        let wrapper = (Unmanaged.passUnretained(observed).toOpaque() + offset)  // `observed` is alive: the caller holds it
-          .assumingMemoryBound(to: Persisted<Value>.self)
+        // `observed` is alive (the caller holds it) and the offset is one of its fields.
+        let wrapper = (Unmanaged.passUnretained(observed).toOpaque() + offset).assumingMemoryBound(
+          to: Persisted<Value>.self)
         switch wrapper.pointee.storage {
         case .managed(let index):
           if let probe = observed._probe {
@@ -98,8 +99,9 @@ public struct Persisted<Value: _Persistable> {
     }
     set {
       if let offset = _persistedOffset(observed, storageKeyPath) {
-        let wrapper = (Unmanaged.passUnretained(observed).toOpaque() + offset)  // `observed` is alive: the caller holds it
-          .assumingMemoryBound(to: Persisted<Value>.self)
+        // `observed` is alive (the caller holds it) and the offset is one of its fields.
+        let wrapper = (Unmanaged.passUnretained(observed).toOpaque() + offset).assumingMemoryBound(
+          to: Persisted<Value>.self)
         switch wrapper.pointee.storage {
         case .managed(let index): Value._rlmSet(observed, index, newValue)
         case .unmanaged, .unmanagedNoDefault: wrapper.pointee.storage = .unmanaged(newValue)
