@@ -96,6 +96,24 @@ final class NodeImage: Sendable {
     }
   }
 
+  /// The image of a node this transaction just encoded (`DirtyNode.encode`): right by
+  /// construction, so not validated again (debug builds check that it would pass), with the
+  /// key prefixes the node already holds.
+  init(encoded bytes: [UInt8], of node: DirtyNode) {
+    self.bytes = bytes
+    isLeaf = node.isLeaf
+    count = node.prefixes.count
+    var prefixes = node.prefixes
+    // A branch stores no key for its first child.
+    if !node.isLeaf, !prefixes.isEmpty { prefixes[0] = keyPrefix([UInt8]()) }
+    self.prefixes = prefixes
+    assert(
+      {
+        var reason = ""
+        return NodeImage(bytes: bytes, reason: &reason)?.prefixes == prefixes
+      }(), "an encoded node does not validate")
+  }
+
   @inline(__always) private static func offset(_ p: UnsafeRawBufferPointer, _ i: Int) -> Int {
     Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: headerSize + 4 * i, as: UInt32.self)))
   }

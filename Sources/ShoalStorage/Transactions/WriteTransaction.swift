@@ -449,10 +449,8 @@ struct CommitWriter {
       }
       let raw = node.encode()
       let p = try writeBlock(raw, space: &space, packed: isRoot || node.originBirth + 1 == version)
-      var reason = ""
-      if let image = NodeImage(bytes: raw, reason: &reason) {
-        store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
-      }
+      let image = NodeImage(encoded: raw, of: node)
+      store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
       slot = .clean(p, node.subtreeCount)
       return p
     }
