@@ -33,6 +33,7 @@ struct PowerLoss: ParsableCommand {
     var inCommit = 0
     var fellBack = 0
     var landed = 0
+    var deltas = 0
     for i in 0..<trials {
       let outcome = PowerLossTrial.run(seed: seed &+ UInt64(i), commits: commits)
       if let failure = outcome.failure { failures.append(failure) }
@@ -40,9 +41,10 @@ struct PowerLoss: ParsableCommand {
       inCommit += outcome.cutInCommit ? 1 : 0
       fellBack += outcome.fellBack ? 1 : 0
       landed += outcome.inFlightLanded ? 1 : 0
+      deltas += outcome.recoveredDeltaChain ? 1 : 0
     }
     print(
-      "power cut in \(crashed) trials, \(inCommit) of them inside a commit; open fell back to the previous meta in \(fellBack); the commit in flight landed whole in \(landed)"
+      "power cut in \(crashed) trials, \(inCommit) of them inside a commit; open fell back to the previous meta in \(fellBack); the commit in flight landed whole in \(landed); the recovered free-space list was a chain of deltas in \(deltas)"
     )
     try finish(passed: trials - failures.count, failures: failures)
   }

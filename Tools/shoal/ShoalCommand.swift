@@ -56,6 +56,8 @@ struct Info: ParsableCommand {
       "free bytes:        \(info.freeBytes) (\(info.pendingFreeBytes) freed by recent commits, reusable once no older snapshot needs them)"
     )
     print("free extents:      \(info.freeExtents)")
+    print(
+      "free-space list:   \(info.freeListBlocks) block(s): a full list and \(max(0, info.freeListBlocks - 1)) delta(s)")
     print("uncompressed:      \(info.uncompressedBytes) bytes")
     print("stored:            \(info.storedBytes) bytes")
     print("compression ratio: \(String(format: "%.2f", info.compressionRatio))x")

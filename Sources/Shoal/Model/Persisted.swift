@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Declares a property of an `Object` or `EmbeddedObject` subclass that Shoal stores.
@@ -61,28 +62,8 @@ public struct Persisted<Value: _Persistable> {
     storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
   ) -> Value {
     get {
-      // The wrapper's address from its cached offset (one dictionary lookup), not through the
-      // key path (two key path projections, several times slower).
-      if let offset = _persistedOffset(observed, storageKeyPath) {
-        // `observed` is alive (the caller holds it) and the offset is one of its fields.
-        let wrapper = (Unmanaged.passUnretained(observed).toOpaque() + offset).assumingMemoryBound(
-          to: Persisted<Value>.self)
-        switch wrapper.pointee.storage {
-        case .managed(let index):
-          if let probe = observed._probe {
-            probe.record(observed, index)
-            return Value._rlmProbe(probe)
-          }
-          return Value._rlmGet(observed, index)
-        case .unmanaged(let value):
-          return value
-        case .unmanagedNoDefault:
-          let value = Value._rlmDefaultValue()
-          wrapper.pointee.storage = .unmanaged(value)
-          return value
-        }
-      }
-      switch observed[keyPath: storageKeyPath].storage {
+      let wrapper = _wrapper(observed, storageKeyPath)
+      switch wrapper?.pointee.storage ?? observed[keyPath: storageKeyPath].storage {
       case .managed(let index):
         if let probe = observed._probe {
           probe.record(observed, index)
@@ -93,28 +74,37 @@ public struct Persisted<Value: _Persistable> {
         return value
       case .unmanagedNoDefault:
         let value = Value._rlmDefaultValue()
-        observed[keyPath: storageKeyPath].storage = .unmanaged(value)
+        if let wrapper {
+          wrapper.pointee.storage = .unmanaged(value)
+        } else {
+          observed[keyPath: storageKeyPath].storage = .unmanaged(value)
+        }
         return value
       }
     }
     set {
-      if let offset = _persistedOffset(observed, storageKeyPath) {
-        // `observed` is alive (the caller holds it) and the offset is one of its fields.
-        let wrapper = (Unmanaged.passUnretained(observed).toOpaque() + offset).assumingMemoryBound(
-          to: Persisted<Value>.self)
-        switch wrapper.pointee.storage {
-        case .managed(let index): Value._rlmSet(observed, index, newValue)
-        case .unmanaged, .unmanagedNoDefault: wrapper.pointee.storage = .unmanaged(newValue)
-        }
-        return
-      }
-      switch observed[keyPath: storageKeyPath].storage {
+      let wrapper = _wrapper(observed, storageKeyPath)
+      switch wrapper?.pointee.storage ?? observed[keyPath: storageKeyPath].storage {
       case .managed(let index):
         Value._rlmSet(observed, index, newValue)
       case .unmanaged, .unmanagedNoDefault:
-        observed[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+        if let wrapper {
+          wrapper.pointee.storage = .unmanaged(newValue)
+        } else {
+          observed[keyPath: storageKeyPath].storage = .unmanaged(newValue)
+        }
       }
     }
+  }
+
+  /// The wrapper's address from its cached offset (one lookup), so that an access does not
+  /// project the key path twice; nil when the offset is not known (use the key path).
+  @inlinable static func _wrapper<EnclosingSelf: ObjectBase>(
+    _ observed: EnclosingSelf, _ storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+  ) -> UnsafeMutablePointer<Persisted<Value>>? {
+    guard let offset = _persistedOffset(observed, storageKeyPath) else { return nil }
+    // `observed` is alive (the caller holds it) and the offset is one of its fields.
+    return (Unmanaged.passUnretained(observed).toOpaque() + offset).assumingMemoryBound(to: Persisted<Value>.self)
   }
 }
 
@@ -254,23 +244,53 @@ extension Persisted {
 /// property the program declares.
 private let persistedOffsets = Mutex<[ObjectIdentifier: Int?]>([:])
 
+/// Each thread's copy of the offsets it has used: property accesses (frozen objects are read
+/// from many threads at once) take no lock once a thread has seen the property.
+private final class ThreadOffsets {
+  var offsets: [ObjectIdentifier: Int?] = [:]
+}
+
+private let threadOffsetsKey: pthread_key_t = {
+  var key = pthread_key_t()
+  pthread_key_create(&key) { pointer in
+    if let pointer { Unmanaged<ThreadOffsets>.fromOpaque(pointer).release() }
+  }
+  return key
+}()
+
 /// The offset of the wrapper `keyPath` names inside `object`, or nil when it cannot be proven
-/// (the property is then reached through the key path). Found once per key path: the address
-/// the key path's projection yields, accepted only if it is the offset of one of the class's
-/// `@Persisted` fields as its type metadata describes them.
+/// (the property is then reached through the key path). Found once per key path on a fresh
+/// instance of the object's class (never the object itself, which other threads may be
+/// reading): the address the key path's projection yields, accepted only if it is the offset
+/// of one of the class's `@Persisted` fields as its type metadata describes them.
 @usableFromInline func _persistedOffset<Root: ObjectBase, Wrapper>(
   _ object: Root, _ keyPath: ReferenceWritableKeyPath<Root, Wrapper>
 ) -> Int? {
   let id = ObjectIdentifier(keyPath)
-  if let cached = persistedOffsets.withLock({ $0[id] }) { return cached }
-  let base = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
-  let address = withUnsafeMutablePointer(to: &object[keyPath: keyPath]) { UInt(bitPattern: $0) }
-  var offset: Int?
-  if address > base, address - base < 1 << 20 {
-    let candidate = Int(address - base)
-    if ClassInfo.of(type(of: object)).fields.contains(where: { $0.offset == candidate }) { offset = candidate }
+  let local: ThreadOffsets
+  if let pointer = pthread_getspecific(threadOffsetsKey) {
+    local = Unmanaged<ThreadOffsets>.fromOpaque(pointer).takeUnretainedValue()
+    if let cached = local.offsets[id] { return cached }
+  } else {
+    local = ThreadOffsets()
+    pthread_setspecific(threadOffsetsKey, Unmanaged.passRetained(local).toOpaque())
   }
-  _ = Unmanaged.passRetained(keyPath)  // kept alive for good: see `persistedOffsets`
-  persistedOffsets.withLock { $0[id] = offset }
+  let offset =
+    persistedOffsets.withLock { $0[id] }
+    ?? {
+      let scratch = type(of: object).init()
+      let base = UInt(bitPattern: Unmanaged.passUnretained(scratch).toOpaque())
+      let address = withUnsafeMutablePointer(to: &scratch[keyPath: keyPath]) { UInt(bitPattern: $0) }
+      var offset: Int?
+      if address > base, address - base < 1 << 20 {
+        let candidate = Int(address - base)
+        if ClassInfo.of(type(of: scratch)).fields.contains(where: { $0.offset == candidate }) { offset = candidate }
+      }
+      withExtendedLifetime(scratch) {}
+      _ = Unmanaged.passRetained(keyPath)  // kept alive for good: see `persistedOffsets`
+      persistedOffsets.withLock { $0[id] = offset }
+      return offset
+    }()
+  local.offsets[id] = offset
   return offset
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ShoalStorage
 
 /// Runs `work` isolated to `actor`.
 func runIsolated<A: Actor>(_ actor: isolated A, _ work: Handover<() -> Void>) {
@@ -25,6 +26,26 @@ extension Realm {
 }
 
 extension RealmCore {
+  /// Opens a Realm of `configuration` confined to `actor`, at `snapshot` (the version the
+  /// caller observed from, so no later commit is missed), runs `setUp` isolated to the actor
+  /// to register an observer there, then catches up; `onError` hears of a failed open.
+  static func startOnActor<A: Actor>(
+    _ actor: A, configuration: Realm.Configuration, snapshot: ReadTransaction?,
+    setUp: @escaping (RealmCore) -> Void, onError: @escaping (Swift.Error) -> Void
+  ) async {
+    let work = Handover<() -> Void>({
+      do {
+        let core = try RealmCore.forActor(configuration, actor)
+        if let snapshot { core.read = snapshot }
+        setUp(core)
+        _ = core.refresh()
+      } catch {
+        onError(error)
+      }
+    })
+    await runIsolated(actor, work)
+  }
+
   /// Observes the collection `state` stands for from a Realm confined to `actor`: `block`
   /// runs isolated to it with the initial state and each change, the collection rebuilt in
   /// that Realm by `rebuild`.
@@ -35,24 +56,16 @@ extension RealmCore {
     guard let core = state.core else { fatalError("Only collections managed by a Realm can be observed") }
     let token = NotificationToken()
     let blueprint = CollectionBlueprint(state)
-    let configuration = core.configuration
-    let snapshot = core.read
-    let setUp = Handover<() -> Void>({
-      do {
-        let actorCore = try RealmCore.forActor(configuration, actor)
-        if let snapshot { actorCore.read = snapshot }
+    await startOnActor(
+      actor, configuration: core.configuration, snapshot: core.read,
+      setUp: { actorCore in
         guard let state = blueprint.state(in: actorCore) else { return }
         let observer = CollectionObserver(
           token: token, collection: rebuild(state), state: state, keyPaths: keyPaths, core: actorCore,
           block: { change in actor.assumeIsolated { block($0, change) } })
         actorCore.addObserver(observer)
         observer.initial()
-        _ = actorCore.refresh()
-      } catch {
-        actor.assumeIsolated { block($0, .error(error)) }
-      }
-    })
-    await runIsolated(actor, setUp)
+      }, onError: { error in actor.assumeIsolated { block($0, .error(error)) } })
     return token
   }
 }
@@ -117,11 +130,10 @@ extension _ObservableObject {
       fatalError("Only objects which are managed by a Realm support change notifications")
     }
     let token = NotificationToken()
-    let (configuration, tableName, key, snapshot) = (core.configuration, table.name, _key, core.read)
-    let setUp = Handover<() -> Void>({
-      do {
-        let actorCore = try RealmCore.forActor(configuration, actor)
-        if let snapshot { actorCore.read = snapshot }
+    let (tableName, key) = (table.name, _key)
+    await RealmCore.startOnActor(
+      actor, configuration: core.configuration, snapshot: core.read,
+      setUp: { actorCore in
         guard let table = actorCore.table(named: tableName), actorCore.exists(table: table, key: key),
           let object = actorCore.object(table, key) as? Self
         else { return }
@@ -129,12 +141,7 @@ extension _ObservableObject {
           ObjectObserver(
             token: token, object: object, table: table, keyPaths: keyPaths, core: actorCore,
             block: { change in actor.assumeIsolated { block($0, change) } }))
-        _ = actorCore.refresh()
-      } catch {
-        actor.assumeIsolated { block($0, .error(NSError(domain: "io.realm", code: 1))) }
-      }
-    })
-    await runIsolated(actor, setUp)
+      }, onError: { error in actor.assumeIsolated { block($0, .error(error as NSError)) } })
     return token
   }
 }
@@ -150,27 +157,17 @@ extension Map {
       fatalError("Only collections managed by a Realm can be observed")
     }
     let token = NotificationToken()
-    let (configuration, tableName, key, index, snapshot) = (
-      core.configuration, table.name, parent._key, propertyIndex, core.read
-    )
-    let setUp = Handover<() -> Void>({
-      do {
-        let actorCore = try RealmCore.forActor(configuration, actor)
-        if let snapshot { actorCore.read = snapshot }
-        guard let table = actorCore.table(named: tableName), actorCore.exists(table: table, key: key) else { return }
-        let owner = actorCore.object(table, key)
-        let map = Map(parent: owner, index: index)
-        actorCore.addObserver(
-          MapObserver(
-            token: token, map: map, owner: owner, table: table, index: index, keyPaths: keyPaths, core: actorCore,
-            block: { change in actor.assumeIsolated { block($0, change) } }))
+    let (tableName, key, index) = (table.name, parent._key, propertyIndex)
+    await RealmCore.startOnActor(
+      actor, configuration: core.configuration, snapshot: core.read,
+      setUp: { actorCore in
+        guard
+          let map = Map.observed(
+            in: actorCore, tableName: tableName, key: key, index: index, keyPaths: keyPaths, token: token,
+            block: { change in actor.assumeIsolated { block($0, change) } })
+        else { return }
         actor.assumeIsolated { block($0, .initial(map)) }
-        _ = actorCore.refresh()
-      } catch {
-        actor.assumeIsolated { block($0, .error(error)) }
-      }
-    })
-    await runIsolated(actor, setUp)
+      }, onError: { error in actor.assumeIsolated { block($0, .error(error)) } })
     return token
   }
 }

@@ -278,16 +278,28 @@ extension Map {
     RealmCore.startOnQueue(
       queue, configuration: core.configuration, snapshot: core.read,
       setUp: { core in
-        guard let table = core.table(named: tableName), core.exists(table: table, key: key) else { return }
-        let owner = core.object(table, key)
-        let map = Map(parent: owner, index: index)
-        core.addObserver(
-          MapObserver(
-            token: token, map: map, owner: owner, table: table, index: index, keyPaths: keyPaths, core: core,
-            block: block))
+        guard
+          let map = Map.observed(
+            in: core, tableName: tableName, key: key, index: index, keyPaths: keyPaths, token: token, block: block)
+        else { return }
         if !token.isInvalidated { block(.initial(map)) }
       }, onError: { block(.error($0)) })
     return token
+  }
+
+  /// The same map in `core` (another Realm of the file), observed there; nil when its owner
+  /// no longer exists.
+  static func observed(
+    in core: RealmCore, tableName: String, key: ObjectKey, index: Int, keyPaths: [String]?, token: NotificationToken,
+    block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void
+  ) -> Map? {
+    guard let table = core.table(named: tableName), core.exists(table: table, key: key) else { return nil }
+    let owner = core.object(table, key)
+    let map = Map(parent: owner, index: index)
+    core.addObserver(
+      MapObserver(
+        token: token, map: map, owner: owner, table: table, index: index, keyPaths: keyPaths, core: core, block: block))
+    return map
   }
 }
 

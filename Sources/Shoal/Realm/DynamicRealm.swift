@@ -83,17 +83,10 @@ extension RealmCore {
   /// The stored form of a value given to a dynamic object: scalars, `DynamicObject`s and
   /// objects of this Realm (links), arrays (lists) and dictionaries (maps).
   func dynamicStoredValue(_ value: Any?) -> RowValue {
-    guard let value, !(value is NSNull) else { return .null }
-    if let object = value as? ObjectBase, object._core != nil, object._table != nil { return linkValue(to: object) }
-    if let scalar = RowValue(scalar: value) { return scalar }
-    if let array = value as? [Any] { return .list(array.map { dynamicStoredValue($0) }) }
-    if let dictionary = value as? [String: Any] {
-      return .map(
-        dictionary.sorted { $0.key < $1.key }.map {
-          RowValue.MapEntry(key: $0.key, value: dynamicStoredValue($0.value))
-        })
+    RowValue(dynamic: value) { item in
+      guard let object = item as? ObjectBase, object._core != nil, object._table != nil else { return nil }
+      return linkValue(to: object)
     }
-    return .null
   }
 }
 
@@ -129,17 +122,14 @@ final class ManagedDynamicRow: DynamicAccess {
   }
 
   private func anyValue(_ value: RowValue, property: Property) -> Any? {
-    switch value {
-    case .link(let target):
-      guard let name = property.objectClassName, let targetTable = core.table(named: name) else { return nil }
-      return core.dynamicObject(targetTable, target)
-    case .typedLink(let name, let target):
-      return core.table(named: name).map { core.dynamicObject($0, target) }
-    case .list(let items): return items.map { anyValue($0, property: property) as Any }
-    case .map(let entries):
-      return Dictionary(
-        entries.map { ($0.key, anyValue($0.value, property: property) as Any) }, uniquingKeysWith: { a, _ in a })
-    default: return value.anyValue
+    value.anyValue { link in
+      switch link {
+      case .link(let target):
+        return property.objectClassName.flatMap(core.table(named:)).map { core.dynamicObject($0, target) }
+      case .typedLink(let name, let target):
+        return core.table(named: name).map { core.dynamicObject($0, target) }
+      default: return nil
+      }
     }
   }
 

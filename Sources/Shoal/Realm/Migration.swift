@@ -226,20 +226,14 @@ final class MigrationRow: DynamicAccess {
   }
 
   private func anyValue(_ value: RowValue, property: Property) -> Any? {
-    switch value {
-    case .link(let key):
-      guard let target = property.objectClassName,
+    value.anyValue { link in
+      guard case .link(let key) = link, let target = property.objectClassName,
         let schema = isOld ? migration.oldSchemas[target] : migration.newSchemas[target]
       else { return nil }
       return MigrationRow(
         migration: migration, table: TableInfo(schema: schema, classInfo: nil), key: key, isOld: isOld
       )
       .object()
-    case .list(let items): return items.map { anyValue($0, property: property) as Any }
-    case .map(let entries):
-      return Dictionary(
-        entries.map { ($0.key, anyValue($0.value, property: property) as Any) }, uniquingKeysWith: { a, _ in a })
-    default: return value.anyValue
     }
   }
 
@@ -259,19 +253,48 @@ final class MigrationRow: DynamicAccess {
   }
 
   private func storedValue(_ value: Any?) -> RowValue {
-    guard let value, !(value is NSNull) else { return .null }
-    if let object = value as? DynamicObject, let access = object._dynamic as? MigrationRow { return .link(access.key) }
-    if let scalar = RowValue(scalar: value) { return scalar }
-    if let array = value as? [Any] { return .list(array.map { storedValue($0) }) }
-    if let dictionary = value as? [String: Any] {
-      return .map(
-        dictionary.sorted { $0.key < $1.key }.map { RowValue.MapEntry(key: $0.key, value: storedValue($0.value)) })
+    RowValue(dynamic: value) { object in
+      ((object as? DynamicObject)?._dynamic as? MigrationRow).map { .link($0.key) }
     }
-    return .null
   }
 }
 
 extension RowValue {
+  /// The plain Swift value, with lists as arrays and maps as dictionaries, and each link as
+  /// `link` makes it.
+  func anyValue(link: (RowValue) -> Any?) -> Any? {
+    switch self {
+    case .link, .typedLink: return link(self)
+    case .list(let items): return items.map { $0.anyValue(link: link) as Any }
+    case .map(let entries):
+      return Dictionary(entries.map { ($0.key, $0.value.anyValue(link: link) as Any) }, uniquingKeysWith: { a, _ in a })
+    default: return anyValue
+    }
+  }
+
+  /// The stored form of a value given by name (the dynamic and migration APIs): scalars,
+  /// arrays (lists), dictionaries (maps), and objects as `link` makes them (nil: not one).
+  init(dynamic value: Any?, link: (Any) -> RowValue?) {
+    guard let value, !(value is NSNull) else {
+      self = .null
+      return
+    }
+    if let linked = link(value) {
+      self = linked
+    } else if let scalar = RowValue(scalar: value) {
+      self = scalar
+    } else if let array = value as? [Any] {
+      self = .list(array.map { RowValue(dynamic: $0, link: link) })
+    } else if let dictionary = value as? [String: Any] {
+      self = .map(
+        dictionary.sorted { $0.key < $1.key }.map {
+          RowValue.MapEntry(key: $0.key, value: RowValue(dynamic: $0.value, link: link))
+        })
+    } else {
+      self = .null
+    }
+  }
+
   /// The plain Swift value of a scalar (`Int` for integers), nil for null and links.
   var anyValue: Any? {
     switch self {

@@ -26,6 +26,8 @@ public struct FileInfo: Sendable, Codable, Equatable {
   public var pendingFreeBytes: UInt64
   /// Free extents in the free-space list (fragmentation).
   public var freeExtents: Int
+  /// Blocks the stored free-space list is made of: a full list and the deltas on top of it.
+  public var freeListBlocks: Int
   /// Live bytes before compression (nodes and blobs).
   public var uncompressedBytes: UInt64
   /// Live bytes as stored (nodes and blobs).
@@ -64,7 +66,8 @@ extension Store {
     let info = FileInfo(
       path: path, formatVersion: FileLayout.formatVersion, version: txn.version, fileSize: size,
       liveBytes: walker.extents.reduce(0) { $0 + $1.length }, freeBytes: walker.freeBytes,
-      pendingFreeBytes: walker.pendingFreeBytes, freeExtents: walker.freeExtents, uncompressedBytes: walker.rawBytes,
+      pendingFreeBytes: walker.pendingFreeBytes, freeExtents: walker.freeExtents,
+      freeListBlocks: walker.freeListBlocks, uncompressedBytes: walker.rawBytes,
       storedBytes: walker.storedBytes,
       compressionRatio: walker.storedBytes == 0 ? 1 : Double(walker.rawBytes) / Double(walker.storedBytes),
       leafNodes: walker.leaves, branchNodes: walker.branches, blobs: walker.blobs,
@@ -80,7 +83,8 @@ extension Store {
   private func emptyInfo() -> FileInfo {
     FileInfo(
       path: path, formatVersion: FileLayout.formatVersion, version: 0, fileSize: 0, liveBytes: 0, freeBytes: 0,
-      pendingFreeBytes: 0, freeExtents: 0, uncompressedBytes: 0, storedBytes: 0, compressionRatio: 1, leafNodes: 0,
+      pendingFreeBytes: 0, freeExtents: 0, freeListBlocks: 0, uncompressedBytes: 0, storedBytes: 0, compressionRatio: 1,
+      leafNodes: 0,
       branchNodes: 0,
       blobs: 0, historyRecords: 0, keyspaces: [], activeVersions: 0, pins: [], lockFile: lockFilePath,
       recoveredFromVersion: recoveredFromVersion)
@@ -107,6 +111,7 @@ private struct Walker {
   var freeBytes: UInt64 = 0
   var pendingFreeBytes: UInt64 = 0
   var freeExtents = 0
+  var freeListBlocks = 0
   var keyspaces: [FileInfo.Keyspace] = []
 
   init(blocks: BlockReader, limit: UInt64) {
@@ -147,6 +152,7 @@ private struct Walker {
           freeBytes = space.totalFreeBytes
           pendingFreeBytes = space.pendingBytes
           freeExtents = space.extentCount
+          freeListBlocks = space.chain.count
         } else {
           problems.append("free-space list at \(meta.freeList.offset) is inconsistent")
         }
