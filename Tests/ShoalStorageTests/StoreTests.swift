@@ -124,6 +124,53 @@ import Testing
     }
   }
 
+  /// `Cursor.forEach` (a leaf at a time in a snapshot) visits what `next` visits, across many
+  /// leaves, in ranges both ways, with blobs; stopping early leaves the cursor after the entry
+  /// that stopped it, for `next` and `forEach` to go on from.
+  @Test func cursorForEachMatchesNext() throws {
+    let store = try Store(file: MemoryFile())
+    let keys = (0..<3000).map { bytes(String(format: "key%05d", $0 * 7)) }
+    try store.write { txn throws in
+      try txn.createKeyspace("k")
+      for (i, key) in keys.enumerated() {
+        try txn.put(i % 500 == 3 ? textValue(i, length: 40_000) : textValue(i, length: 60), forKey: key, in: "k")
+      }
+    }
+    let ranges: [KeyRange] = [
+      .all, .prefix(bytes("key01")), KeyRange(lower: keys[100], lowerInclusive: false, upper: keys[2500]),
+      KeyRange(lower: bytes("key00500"), upper: bytes("key00501"), upperInclusive: true), KeyRange(lower: bytes("zz")),
+    ]
+    try store.read { txn throws in
+      let ks = try txn.keyspace("k")
+      for range in ranges {
+        for reverse in [false, true] {
+          let expected = try scan(ks.cursor(range: range, reverse: reverse))
+          var visited: [([UInt8], [UInt8])] = []
+          try ks.cursor(range: range, reverse: reverse).forEach { k, v in
+            visited.append((Array(k), Array(v)))
+            return true
+          }
+          #expect(visited.map(\.0) == expected.map(\.0), "range \(range), reverse \(reverse)")
+          #expect(visited.map(\.1) == expected.map(\.1), "range \(range), reverse \(reverse)")
+          // Stop after 250 entries (mid-leaf), take one with next, then the rest with forEach.
+          let cursor = ks.cursor(range: range, reverse: reverse)
+          var pieces: [[UInt8]] = []
+          try cursor.forEach { k, _ in
+            pieces.append(Array(k))
+            return pieces.count < 250
+          }
+          if let entry = try cursor.next() { pieces.append(entry.key) }
+          try cursor.forEach { k, _ in
+            pieces.append(Array(k))
+            return true
+          }
+          #expect(pieces == expected.map(\.0), "range \(range), reverse \(reverse), stopped and resumed")
+          #expect(try cursor.next() == nil)
+        }
+      }
+    }
+  }
+
   @Test func largeValuesUpTo16MiB() throws {
     let dir = TemporaryDirectory()
     let big = textValue(3, length: 16 << 20)

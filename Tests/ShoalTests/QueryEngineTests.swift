@@ -1398,14 +1398,54 @@ private func expectBothPathsAgree(
       let context = RealmQueryContext(core: core)
       var fastCount = 0
       var generalCount = 0
+      // The row filter (tests on the encoded row, no context) where the query is columns only.
+      let rowFilter = RowFilter(query, table: table)
+      let columnTests = rowFilter.flatMap { RowFilter.columnTests([$0]) }
+      if format.hasPrefix("double BETWEEN") || format.hasPrefix("bool == true AND") {
+        #expect(columnTests != nil, "\(format) is tested column by column")
+      }
       try core.scanRaw(table) { key, raw in
         context.setCurrent(table, key, raw: raw)
         if try query.matches(key, context: context) { fastCount += 1 }
-        if try query.matchesWithoutFastPath(key, context: context) { generalCount += 1 }
+        let general = try query.matchesWithoutFastPath(key, context: context)
+        if general { generalCount += 1 }
+        if let rowFilter { #expect(try rowFilter.matches(raw) == general, "\(format), object \(key)") }
+        if let columnTests {
+          #expect(try RowFilter.matchesAll(columnTests, raw) == general, "\(format), object \(key)")
+        }
       }
       context.clearCurrent()
       #expect(fastCount == generalCount, "\(format)")
       #expect(realm.objects(AllTypes.self).filter(format, argumentList: arguments).count == generalCount, "\(format)")
     }
+  }
+}
+
+/// Sorting by one `Double` or `Int` property compares natively: the same order as the general
+/// comparison of `RowValue`s (NaN first, ties in their original order), both directions.
+@Suite struct NativeSortTests {
+  private func generalOrder(_ keys: [RowValue], ascending: Bool) -> [Int] {
+    keys.indices.sorted { i, j in
+      if QueryKeyPaths.sortsBefore(keys[i], keys[j]) { return ascending }
+      if QueryKeyPaths.sortsBefore(keys[j], keys[i]) { return !ascending }
+      return i < j
+    }
+  }
+
+  @Test func doublesAndIntsSortAsTheGeneralComparison() {
+    let doubles: [Double] = [3, .nan, -0.0, 0, 1.5, .infinity, -.infinity, 3, .nan, -2, 1.5, .greatestFiniteMagnitude]
+    var random = SystemRandomNumberGenerator()
+    let ints: [Int64] = (0..<200).map { _ in Int64.random(in: -5...5, using: &random) } + [.max, .min, 0]
+    for ascending in [true, false] {
+      let doubleKeys = doubles.map { RowValue.double($0) }
+      #expect(
+        ResultsState.nativeOrder(doubleKeys, ascending: ascending) == generalOrder(doubleKeys, ascending: ascending))
+      let intKeys = ints.map { RowValue.int($0) }
+      #expect(ResultsState.nativeOrder(intKeys, ascending: ascending) == generalOrder(intKeys, ascending: ascending))
+    }
+    // Mixed or other kinds go the general way.
+    #expect(ResultsState.nativeOrder([.double(1), .int(2)], ascending: true) == nil)
+    #expect(ResultsState.nativeOrder([.double(1), .null], ascending: true) == nil)
+    #expect(ResultsState.nativeOrder([.string("a")], ascending: true) == nil)
   }
 }

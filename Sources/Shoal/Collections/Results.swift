@@ -191,6 +191,25 @@ final class ResultsState {
         }
       } else if filters.isEmpty && sorts.isEmpty && distinct.isEmpty {
         items = core.allKeys(table).map { .link($0) }
+      } else if !filters.isEmpty, case let rowFilters = filters.compactMap({ RowFilter($0, table: table) }),
+        rowFilters.count == filters.count
+      {
+        // Every filter tests columns of the row against constants: each encoded row is tested
+        // in place; rows kept are decoded and cached for the reads (and sort keys) that follow.
+        let tests = RowFilter.columnTests(rowFilters)
+        do {
+          try core.scanRaw(table) { key, raw in
+            if let tests {
+              guard try RowFilter.matchesAll(tests, raw) else { return }
+            } else {
+              for filter in rowFilters where try !filter.matches(raw) { return }
+            }
+            items.append(.link(key))
+            core.cacheRow(try RowCodec.decode(buffer: raw), table: table, key: key)
+          }
+        } catch {
+          fatalError("\(error)")
+        }
       } else {
         // One pass over the class's rows, each decoded once; rows kept are cached for the
         // property reads (and sort keys) that follow.
@@ -275,6 +294,11 @@ final class ResultsState {
 
   private func applySort(_ items: [RowValue], core: RealmCore) -> [RowValue] {
     let paths = sorts.map { resolve($0.keyPath, core: core) }
+    if paths.count == 1,
+      let order = Self.nativeOrder(items.map { value($0, path: paths[0], core: core) }, ascending: sorts[0].ascending)
+    {
+      return order.map { items[$0] }
+    }
     let keyed = items.map { item in (item, paths.map { value(item, path: $0, core: core) }) }
     let sorted = keyed.enumerated().sorted { lhs, rhs in
       for (i, descriptor) in sorts.enumerated() {
@@ -286,6 +310,39 @@ final class ResultsState {
       return lhs.offset < rhs.offset
     }
     return sorted.map(\.element.0)
+  }
+
+  /// The positions of `keys` in sorted order (ties in their order), compared natively when
+  /// every key is a `Double` or every key an `Int`: the order `QueryKeyPaths.sortsBefore`
+  /// gives (NaN before every number), without comparing `RowValue`s. Nil for other keys.
+  static func nativeOrder(_ keys: [RowValue], ascending: Bool) -> [Int]? {
+    var order = Array(keys.indices)
+    if case .double? = keys.first {
+      var doubles: [Double] = []
+      doubles.reserveCapacity(keys.count)
+      for key in keys {
+        guard case .double(let d) = key else { return nil }
+        doubles.append(d)
+      }
+      order.sort { i, j in
+        let a = doubles[i]
+        let b = doubles[j]
+        if a.isNaN || b.isNaN { return a.isNaN != b.isNaN ? a.isNaN == ascending : i < j }
+        return a != b ? (a < b) == ascending : i < j
+      }
+      return order
+    }
+    if case .int? = keys.first {
+      var ints: [Int64] = []
+      ints.reserveCapacity(keys.count)
+      for key in keys {
+        guard case .int(let i) = key else { return nil }
+        ints.append(i)
+      }
+      order.sort { i, j in ints[i] != ints[j] ? (ints[i] < ints[j]) == ascending : i < j }
+      return order
+    }
+    return nil
   }
 
   private func applyDistinct(_ items: [RowValue], core: RealmCore) -> [RowValue] {

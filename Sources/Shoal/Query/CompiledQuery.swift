@@ -78,6 +78,10 @@ struct CompiledQuery: Sendable {
   /// Whether `matches` tests some comparison on the fast path (a column against constants).
   var usesFastPath: Bool { storage.fast != nil }
 
+  /// The plan compiled for the fast path; nil when no part of it tests a column against
+  /// constants.
+  var fastPredicate: FastPredicate? { storage.fast }
+
   /// True when the predicate matches every object (`TRUEPREDICATE`, no filter).
   var matchesEverything: Bool {
     if case .constant(true) = plan { return true }

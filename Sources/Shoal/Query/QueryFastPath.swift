@@ -250,7 +250,7 @@ enum FastMatcher: Sendable {
 
   /// `x op c` for the comparison operators (`QueryEvaluator.compare` on two ordered values).
   @inline(__always)
-  private static func holds<T: Comparable>(_ op: BoundOperator, _ x: T, _ c: T) -> Bool {
+  static func holds<T: Comparable>(_ op: BoundOperator, _ x: T, _ c: T) -> Bool {
     switch op {
     case .equal: return x == c
     case .notEqual: return !(x == c)
@@ -312,6 +312,166 @@ final class FastStringTest: Sendable {
       return false
     case .less, .lessOrEqual, .greater, .greaterOrEqual, .like, .between:
       return false  // not built for these
+    }
+  }
+}
+
+/// A filter whose every part tests a column of the scanned class against constants, compiled
+/// against that class's row layout: a scan tests each encoded row in place, decoding only the
+/// columns tested, with no query context in between. Gives the results `FastPredicate` gives.
+indirect enum RowFilter {
+  case constant(Bool)
+  case and([RowFilter])
+  case or([RowFilter])
+  case not(RowFilter)
+  /// The column at this storage index, tested by the matcher.
+  case column(Int, FastMatcher)
+
+  /// `query` for the rows of `table`; nil when some part of it needs the query context (a
+  /// link, a collection, a subquery) or names a column `table` does not have.
+  init?(_ query: CompiledQuery, table: TableInfo) {
+    guard let fast = query.fastPredicate else { return nil }
+    self.init(fast, table: table)
+  }
+
+  private init?(_ predicate: FastPredicate, table: TableInfo) {
+    switch predicate {
+    case .constant(let value):
+      self = .constant(value)
+    case .and(let terms):
+      var compiled: [RowFilter] = []
+      for term in terms {
+        guard let filter = RowFilter(term, table: table) else { return nil }
+        compiled.append(filter)
+      }
+      self = .and(compiled)
+    case .or(let terms):
+      var compiled: [RowFilter] = []
+      for term in terms {
+        guard let filter = RowFilter(term, table: table) else { return nil }
+        compiled.append(filter)
+      }
+      self = .or(compiled)
+    case .not(let inner):
+      guard let filter = RowFilter(inner, table: table) else { return nil }
+      self = .not(filter)
+    case .column(let test):
+      let property = test.column.property
+      guard test.column.className == table.name, property.collection == .none else { return nil }
+      // The storage index when it names the property, else the property found by name (as
+      // `RealmQueryContext.queryValue` resolves it).
+      if let index = property.storageIndex, index < table.properties.count,
+        table.properties[index].name == property.name
+      {
+        self = .column(index, test.matcher)
+      } else if let index = table.propertyIndex[property.name] {
+        self = .column(index, test.matcher)
+      } else {
+        return nil
+      }
+    case .general:
+      return nil
+    }
+  }
+
+  /// One test of `columnTests`: a class, so a scan reads its matcher in place.
+  final class ColumnTest {
+    let column: Int
+    let matcher: FastMatcher
+    /// The matcher's test of a `Double` or an `Int` value, when it has one, held without
+    /// references: applying it copies nothing.
+    let native: Native
+
+    enum Native {
+      case none
+      case doubleRange(Double, Double)
+      case intRange(Int64, Int64)
+      case double(BoundOperator, Double)
+      case int(BoundOperator, Int64)
+    }
+
+    init(_ column: Int, _ matcher: FastMatcher) {
+      self.column = column
+      self.matcher = matcher
+      switch matcher {
+      case .numberRange(let low, let high):
+        if let l = low.double, let h = high.double {
+          native = .doubleRange(l, h)
+        } else if let l = low.int, let h = high.int {
+          native = .intRange(l, h)
+        } else {
+          native = .none
+        }
+      case .number(let op, let number, _):
+        if let d = number.double {
+          native = .double(op, d)
+        } else if let i = number.int {
+          native = .int(op, i)
+        } else {
+          native = .none
+        }
+      default:
+        native = .none
+      }
+    }
+
+    /// `matcher.matches(value)`.
+    @inline(__always)
+    func matches(_ value: RowValue) -> Bool {
+      switch (native, value) {
+      case (.doubleRange(let l, let h), .double(let x)): return x >= l && x <= h
+      case (.intRange(let l, let h), .int(let x)): return x >= l && x <= h
+      case (.double(let op, let c), .double(let x)): return FastMatcher.holds(op, x, c)
+      case (.int(let op, let c), .int(let x)): return FastMatcher.holds(op, x, c)
+      default: return matcher.matches(value)
+      }
+    }
+  }
+
+  /// When `filters` (all to hold) are column tests and conjunctions of them only: the tests
+  /// by ascending column, for `matchesAll`, which reads each row once front to back.
+  static func columnTests(_ filters: [RowFilter]) -> [ColumnTest]? {
+    var tests: [ColumnTest] = []
+    func add(_ filter: RowFilter) -> Bool {
+      switch filter {
+      case .column(let index, let matcher):
+        tests.append(ColumnTest(index, matcher))
+        return true
+      case .and(let terms):
+        return terms.allSatisfy(add)
+      case .constant(true):
+        return true
+      case .constant(false), .or, .not:
+        return false
+      }
+    }
+    guard filters.allSatisfy(add) else { return nil }
+    // Stable: tests of one column keep their order (each reads the column's value once).
+    return tests.enumerated().sorted { ($0.element.column, $0.offset) < ($1.element.column, $1.offset) }.map(\.element)
+  }
+
+  /// Whether the encoded row `raw` passes every test of `columnTests`.
+  static func matchesAll(_ tests: [ColumnTest], _ raw: UnsafeRawBufferPointer) throws -> Bool {
+    var columns = try RowCodec.ColumnReader(raw)
+    for test in tests where !test.matches(try columns.value(at: test.column)) { return false }
+    return true
+  }
+
+  /// Whether the encoded row `raw` matches.
+  func matches(_ raw: UnsafeRawBufferPointer) throws -> Bool {
+    switch self {
+    case .constant(let result):
+      return result
+    case .and(let terms):
+      for index in terms.indices where try !terms[index].matches(raw) { return false }
+      return true
+    case .or(let terms):
+      for index in terms.indices where try terms[index].matches(raw) { return true }
+      return false
+    case .not(let inner):
+      return try !inner.matches(raw)
+    case .column(let index, let matcher):
+      return matcher.matches(try RowCodec.column(index, of: raw))
     }
   }
 }

@@ -293,7 +293,10 @@ final class RealmCore {
       guard try read.hasKeyspace(table.keyspace) else { return }
       cursor = try read.keyspace(table.keyspace).cursor()
     }
-    while try cursor.next({ key, value in try body(TableInfo.key(from: key), value) }) != nil {}
+    try cursor.forEach { key, value in
+      try body(TableInfo.key(from: key), value)
+      return true
+    }
   }
 
   func exists(table: TableInfo, key: ObjectKey) -> Bool {

@@ -94,11 +94,44 @@ enum RowCodec {
   /// Column `index` of an encoded row, skipping the columns before it without decoding them
   /// (`.null` past the row's end).
   static func column(_ index: Int, of buffer: UnsafeRawBufferPointer) throws -> RowValue {
-    var reader = Reader(buffer: buffer)
-    let count = try reader.varint()
-    guard UInt64(index) < count else { return .null }
-    for _ in 0..<index { try reader.skip() }
-    return try reader.value()
+    var columns = try ColumnReader(buffer)
+    return try columns.value(at: index)
+  }
+
+  /// Reads chosen columns of an encoded row, in ascending order, skipping the others undecoded
+  /// (a missing column reads as null, as `decode` pads it).
+  struct ColumnReader {
+    private var reader: Reader
+    private let count: UInt64
+    /// The index of the column the reader is at.
+    private var next = 0
+    /// The column read last (-1 for none) and where it starts, for a second test of the same
+    /// column. (Only plain integers: copying the reader costs nothing.)
+    private var lastIndex = -1
+    private var lastStart = 0
+
+    init(_ buffer: UnsafeRawBufferPointer) throws(Realm.Error) {
+      reader = Reader(buffer: buffer)
+      count = try reader.varint()
+    }
+
+    /// Column `index`, which must not be below the previous call's.
+    mutating func value(at index: Int) throws(Realm.Error) -> RowValue {
+      if index == lastIndex {
+        var again = reader
+        again.position = lastStart
+        return try again.value()
+      }
+      guard UInt64(index) < count else { return .null }
+      while next < index {
+        try reader.skip()
+        next += 1
+      }
+      lastIndex = index
+      lastStart = reader.position
+      next += 1
+      return try reader.value()
+    }
   }
 
   static func encodeValue(_ value: RowValue) -> [UInt8] {
@@ -129,12 +162,14 @@ enum RowCodec {
       Realm.Error(.fail, "Stored object data is corrupt (byte \(position) of a \(buffer.count)-byte row)")
     }
 
+    @inline(__always)
     mutating func byte() throws(Realm.Error) -> UInt8 {
       guard position < buffer.count else { throw corrupt() }
       defer { position += 1 }
       return buffer[position]
     }
 
+    @inline(__always)
     mutating func varint() throws(Realm.Error) -> UInt64 {
       var result: UInt64 = 0
       var shift: UInt64 = 0
@@ -147,23 +182,23 @@ enum RowCodec {
       }
     }
 
+    @inline(__always)
     mutating func bytes(_ count: Int) throws(Realm.Error) -> UnsafeRawBufferPointer {
       guard count >= 0, count <= buffer.count - position else { throw corrupt() }
       defer { position += count }
       return UnsafeRawBufferPointer(rebasing: buffer[position..<position + count])
     }
 
+    @inline(__always)
     mutating func lengthPrefixed() throws(Realm.Error) -> UnsafeRawBufferPointer {
       let length = try varint()
       guard length <= UInt64(buffer.count) else { throw corrupt() }
       return try bytes(Int(length))
     }
 
+    @inline(__always)
     mutating func fixed64() throws(Realm.Error) -> UInt64 {
-      let raw = try bytes(8)
-      var v: UInt64 = 0
-      for i in 0..<8 { v |= UInt64(raw[i]) << (8 * UInt64(i)) }
-      return v
+      UInt64(littleEndian: try bytes(8).loadUnaligned(as: UInt64.self))
     }
 
     mutating func string() throws(Realm.Error) -> String {

@@ -164,6 +164,9 @@ struct TreePosition {
     try settle(nav, forward: forward)
   }
 
+  /// Points at entry `index` of the current leaf (which must hold it).
+  mutating func moveInLeaf(to index: Int) { path[path.count - 1].index = index }
+
   mutating func step(_ nav: TreeNavigator, forward: Bool) throws {
     guard valid else { return }
     path[path.count - 1].index += forward ? 1 : -1

@@ -136,8 +136,7 @@ public struct KeyspaceSnapshot: Sendable {
     range: KeyRange = .all, reverse: Bool = false,
     _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool
   ) throws {
-    let cursor = self.cursor(range: range, reverse: reverse)
-    while let more = try cursor.next(body), more {}
+    try self.cursor(range: range, reverse: reverse).forEach(body)
   }
 
   /// The number of entries in `range` (O(log n), from the subtree counts in branches).
