@@ -1411,7 +1411,7 @@ private func expectBothPathsAgree(
         if general { generalCount += 1 }
         if let rowFilter { #expect(try rowFilter.matches(raw) == general, "\(format), object \(key)") }
         if let columnTests {
-          #expect(try RowFilter.matchesAll(columnTests, raw) == general, "\(format), object \(key)")
+          #expect(try columnTests.matches(raw) == general, "\(format), object \(key)")
         }
       }
       context.clearCurrent()

@@ -200,7 +200,7 @@ final class ResultsState {
         do {
           try core.scanRaw(table) { key, raw in
             if let tests {
-              guard try RowFilter.matchesAll(tests, raw) else { return }
+              guard try tests.matches(raw) else { return }
             } else {
               for filter in rowFilters where try !filter.matches(raw) { return }
             }

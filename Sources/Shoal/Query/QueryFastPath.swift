@@ -374,68 +374,84 @@ indirect enum RowFilter {
     }
   }
 
-  /// One test of `columnTests`: a class, so a scan reads its matcher in place.
-  final class ColumnTest {
-    let column: Int
-    let matcher: FastMatcher
-    /// The matcher's test of a `Double` or an `Int` value, when it has one, held without
-    /// references: applying it copies nothing.
-    let native: Native
+  /// The tests of `columnTests`, by ascending column, in parallel arrays: the column, the
+  /// matcher's native form (no references: reading it copies nothing) and the matcher itself,
+  /// read only for values the native form does not cover.
+  /// (A class: a scan's closure then holds one reference, not three arrays to retain per row.)
+  final class ColumnTests {
+    let columns: [Int]
+    let natives: [NativeTest]
+    let matchers: [FastMatcher]
 
-    enum Native {
-      case none
-      case doubleRange(Double, Double)
-      case intRange(Int64, Int64)
-      case double(BoundOperator, Double)
-      case int(BoundOperator, Int64)
+    init(_ tests: [(column: Int, matcher: FastMatcher)]) {
+      columns = tests.map(\.column)
+      natives = tests.map { NativeTest($0.matcher) }
+      matchers = tests.map(\.matcher)
     }
 
-    init(_ column: Int, _ matcher: FastMatcher) {
-      self.column = column
-      self.matcher = matcher
+    /// Whether the encoded row `raw` passes every test.
+    func matches(_ raw: UnsafeRawBufferPointer) throws -> Bool {
+      var reader = try RowCodec.ColumnReader(raw)
+      for i in columns.indices {
+        let value = try reader.value(at: columns[i])
+        guard natives[i].matches(value) ?? matchers[i].matches(value) else { return false }
+      }
+      return true
+    }
+  }
+
+  /// A matcher's test of a `Double` or an `Int` value, when it has one.
+  enum NativeTest {
+    case none
+    case doubleRange(Double, Double)
+    case intRange(Int64, Int64)
+    case double(BoundOperator, Double)
+    case int(BoundOperator, Int64)
+
+    init(_ matcher: FastMatcher) {
       switch matcher {
       case .numberRange(let low, let high):
         if let l = low.double, let h = high.double {
-          native = .doubleRange(l, h)
+          self = .doubleRange(l, h)
         } else if let l = low.int, let h = high.int {
-          native = .intRange(l, h)
+          self = .intRange(l, h)
         } else {
-          native = .none
+          self = .none
         }
       case .number(let op, let number, _):
         if let d = number.double {
-          native = .double(op, d)
+          self = .double(op, d)
         } else if let i = number.int {
-          native = .int(op, i)
+          self = .int(op, i)
         } else {
-          native = .none
+          self = .none
         }
       default:
-        native = .none
+        self = .none
       }
     }
 
-    /// `matcher.matches(value)`.
+    /// The matcher's result for `value`, or nil when the value is not the kind this covers.
     @inline(__always)
-    func matches(_ value: RowValue) -> Bool {
-      switch (native, value) {
+    func matches(_ value: RowValue) -> Bool? {
+      switch (self, value) {
       case (.doubleRange(let l, let h), .double(let x)): return x >= l && x <= h
       case (.intRange(let l, let h), .int(let x)): return x >= l && x <= h
       case (.double(let op, let c), .double(let x)): return FastMatcher.holds(op, x, c)
       case (.int(let op, let c), .int(let x)): return FastMatcher.holds(op, x, c)
-      default: return matcher.matches(value)
+      default: return nil
       }
     }
   }
 
   /// When `filters` (all to hold) are column tests and conjunctions of them only: the tests
-  /// by ascending column, for `matchesAll`, which reads each row once front to back.
-  static func columnTests(_ filters: [RowFilter]) -> [ColumnTest]? {
-    var tests: [ColumnTest] = []
+  /// by ascending column; `ColumnTests.matches` reads each row once, front to back.
+  static func columnTests(_ filters: [RowFilter]) -> ColumnTests? {
+    var tests: [(column: Int, matcher: FastMatcher)] = []
     func add(_ filter: RowFilter) -> Bool {
       switch filter {
       case .column(let index, let matcher):
-        tests.append(ColumnTest(index, matcher))
+        tests.append((index, matcher))
         return true
       case .and(let terms):
         return terms.allSatisfy(add)
@@ -447,14 +463,8 @@ indirect enum RowFilter {
     }
     guard filters.allSatisfy(add) else { return nil }
     // Stable: tests of one column keep their order (each reads the column's value once).
-    return tests.enumerated().sorted { ($0.element.column, $0.offset) < ($1.element.column, $1.offset) }.map(\.element)
-  }
-
-  /// Whether the encoded row `raw` passes every test of `columnTests`.
-  static func matchesAll(_ tests: [ColumnTest], _ raw: UnsafeRawBufferPointer) throws -> Bool {
-    var columns = try RowCodec.ColumnReader(raw)
-    for test in tests where !test.matches(try columns.value(at: test.column)) { return false }
-    return true
+    return ColumnTests(
+      tests.enumerated().sorted { ($0.element.column, $0.offset) < ($1.element.column, $1.offset) }.map(\.element))
   }
 
   /// Whether the encoded row `raw` matches.
