@@ -67,7 +67,12 @@ import Testing
     #expect(infoStatus == 0)
     let info = try JSONDecoder().decode(FileInfo.self, from: Data(infoText.utf8))
     #expect(info.version == 1)
-    #expect(info.keyspaces == [FileInfo.Keyspace(name: "fish", entries: 500)])
+    #expect(info.keyspaces.map(\.name) == ["fish"])
+    #expect(info.keyspaces.map(\.entries) == [500])
+    // The keyspace's bytes are the file's bytes less the catalog, the history and the free list.
+    let fish = info.keyspaces[0]
+    #expect(fish.storedBytes > 0 && fish.storedBytes + info.historyStoredBytes <= info.storedBytes)
+    #expect(fish.uncompressedBytes > fish.storedBytes)
     #expect(info.compressionRatio > 1.5)
     #expect(info.formatVersion == 1)
     #expect(try run(["info", dir.file()]).1.contains("compression ratio:"))

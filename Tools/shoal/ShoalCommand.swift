@@ -62,7 +62,7 @@ struct Info: ParsableCommand {
     print("stored:            \(info.storedBytes) bytes")
     print("compression ratio: \(String(format: "%.2f", info.compressionRatio))x")
     print("nodes:             \(info.leafNodes) leaves, \(info.branchNodes) branches, \(info.blobs) blobs")
-    print("change records:    \(info.historyRecords)")
+    print("change records:    \(info.historyRecords) (\(info.historyStoredBytes) bytes stored)")
     print("active versions:   \(info.activeVersions) (file-wide)")
     for pin in info.pins {
       print("  version \(pin.version) pinned by pid \(pin.pid) for \((pin.ageSeconds * 10).rounded() / 10) s")
@@ -72,7 +72,10 @@ struct Info: ParsableCommand {
       print("recovered:         version \(v) was incomplete; opened the previous one")
     }
     print("keyspaces:         \(info.keyspaces.count)")
-    for ks in info.keyspaces { print("  \(ks.name): \(ks.entries) entries") }
+    for ks in info.keyspaces {
+      print(
+        "  \(ks.name): \(ks.entries) entries, \(ks.storedBytes) bytes stored (\(ks.uncompressedBytes) uncompressed)")
+    }
   }
 }
 

@@ -13,6 +13,9 @@ public struct FileInfo: Sendable, Codable, Equatable {
   public struct Keyspace: Sendable, Codable, Equatable {
     public var name: String
     public var entries: UInt64
+    /// Bytes of the keyspace's nodes and blobs as stored, and before compression.
+    public var storedBytes: UInt64 = 0
+    public var uncompressedBytes: UInt64 = 0
   }
   public var path: String
   public var formatVersion: UInt32
@@ -37,6 +40,8 @@ public struct FileInfo: Sendable, Codable, Equatable {
   public var branchNodes: Int
   public var blobs: Int
   public var historyRecords: Int
+  /// Bytes of the change records' nodes and blobs as stored.
+  public var historyStoredBytes: UInt64 = 0
   public var keyspaces: [Keyspace]
   public var activeVersions: Int
   /// Every pinned version, file-wide: which process, which version, for how long.
@@ -71,7 +76,7 @@ extension Store {
       storedBytes: walker.storedBytes,
       compressionRatio: walker.storedBytes == 0 ? 1 : Double(walker.rawBytes) / Double(walker.storedBytes),
       leafNodes: walker.leaves, branchNodes: walker.branches, blobs: walker.blobs,
-      historyRecords: walker.historyRecords,
+      historyRecords: walker.historyRecords, historyStoredBytes: walker.historyStoredBytes,
       keyspaces: walker.keyspaces, activeVersions: activeVersionCount, pins: pins().filter { $0.pid != getpid() },
       lockFile: lockFilePath, recoveredFromVersion: recoveredFromVersion)
     return VerifyReport(problems: walker.problems, info: info)
@@ -108,6 +113,7 @@ private struct Walker {
   var branches = 0
   var blobs = 0
   var historyRecords = 0
+  var historyStoredBytes: UInt64 = 0
   var freeBytes: UInt64 = 0
   var pendingFreeBytes: UInt64 = 0
   var freeExtents = 0
@@ -134,12 +140,17 @@ private struct Walker {
       }
     }
     for (name, entry) in entries {
-      keyspaces.append(FileInfo.Keyspace(name: name, entries: entry.count))
+      let (stored, raw) = (storedBytes, rawBytes)
       walkTree(entry.root, owner: "keyspace '\(name)'", expected: entry.count) { _, _ in }
+      keyspaces.append(
+        FileInfo.Keyspace(
+          name: name, entries: entry.count, storedBytes: storedBytes - stored, uncompressedBytes: rawBytes - raw))
     }
     var records = 0
+    let stored = storedBytes
     walkTree(meta.history, owner: "history", expected: nil) { leaf, _ in records += leaf.count }
     historyRecords = records
+    historyStoredBytes = storedBytes - stored
     // The free-space list and the coverage proof.
     var free: [FreeSpace.Extent] = []
     if !meta.freeList.isNull {
