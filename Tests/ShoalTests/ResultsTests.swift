@@ -21,6 +21,41 @@ struct ResultsTests {
     return realm
   }
 
+  /// A class large enough to be scanned in parts on several threads gives the same objects in
+  /// the same order as the one-pass scan inside a write transaction and as Swift's own filter,
+  /// for a column test, a conjunction, an OR and a NOT, sorted or not.
+  @Test func largeScansInPartsMatchOnePass() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let count = 40_000
+    try realm.write {
+      for i in 0..<count {
+        let dog = Dog()
+        dog.name = "dog \(i % 977)"
+        dog.age = (i * 7919) % 1000
+        realm.add(dog)
+      }
+    }
+    let everyone = Array(realm.objects(Dog.self)).map { ($0.name, $0.age) }
+    #expect(everyone.count == count)
+    let queries: [(String, ((String, Int)) -> Bool)] = [
+      ("age BETWEEN {100, 110}", { (100...110).contains($0.1) }),
+      ("age > 990 AND name BEGINSWITH 'dog 9'", { $0.1 > 990 && $0.0.hasPrefix("dog 9") }),
+      ("age < 3 OR age == 500", { $0.1 < 3 || $0.1 == 500 }),
+      ("NOT (age >= 5)", { !($0.1 >= 5) }),
+    ]
+    for (query, predicate) in queries {
+      let expected = everyone.filter(predicate)
+      let results = realm.objects(Dog.self).filter(query)
+      #expect(results.map { ($0.name, $0.age) }.elementsEqual(expected, by: ==), "\(query)")
+      let sorted = results.sorted(byKeyPath: "age", ascending: false)
+      #expect(sorted.map(\.age) == expected.map(\.1).sorted(by: >), "\(query) sorted")
+      // Inside a write transaction the same query takes the one-pass scan.
+      realm.beginWrite()
+      #expect(realm.objects(Dog.self).filter(query).map { ($0.name, $0.age) }.elementsEqual(expected, by: ==))
+      realm.cancelWrite()
+    }
+  }
+
   /// Results become invalid when their Realm is invalidated, and collection-backed results
   /// when their owner is deleted.
   @Test func invalidation() throws {

@@ -196,16 +196,19 @@ final class ResultsState {
       {
         // Every filter tests columns of the row against constants: each encoded row is tested
         // in place; rows kept are decoded and cached for the reads (and sort keys) that follow.
-        let tests = RowFilter.columnTests(rowFilters)
+        let test: @Sendable (UnsafeRawBufferPointer) throws -> Bool
+        if let tests = RowFilter.columnTests(rowFilters) {
+          test = { raw in try tests.matches(raw) }
+        } else {
+          test = { raw in
+            for filter in rowFilters where try !filter.matches(raw) { return false }
+            return true
+          }
+        }
         do {
-          try core.scanRaw(table) { key, raw in
-            if let tests {
-              guard try tests.matches(raw) else { return }
-            } else {
-              for filter in rowFilters where try !filter.matches(raw) { return }
-            }
-            items.append(.link(key))
-            core.cacheRow(try RowCodec.decode(buffer: raw), table: table, key: key)
+          for match in try core.scanMatching(table, test) {
+            items.append(.link(match.key))
+            core.cacheRow(match.row, table: table, key: match.key)
           }
         } catch {
           fatalError("\(error)")

@@ -319,7 +319,7 @@ final class FastStringTest: Sendable {
 /// A filter whose every part tests a column of the scanned class against constants, compiled
 /// against that class's row layout: a scan tests each encoded row in place, decoding only the
 /// columns tested, with no query context in between. Gives the results `FastPredicate` gives.
-indirect enum RowFilter {
+indirect enum RowFilter: Sendable {
   case constant(Bool)
   case and([RowFilter])
   case or([RowFilter])
@@ -378,7 +378,7 @@ indirect enum RowFilter {
   /// matcher's native form (no references: reading it copies nothing) and the matcher itself,
   /// read only for values the native form does not cover.
   /// (A class: a scan's closure then holds one reference, not three arrays to retain per row.)
-  final class ColumnTests {
+  final class ColumnTests: Sendable {
     let columns: [Int]
     let natives: [NativeTest]
     let matchers: [FastMatcher]
@@ -401,7 +401,7 @@ indirect enum RowFilter {
   }
 
   /// A matcher's test of a `Double` or an `Int` value, when it has one.
-  enum NativeTest {
+  enum NativeTest: Sendable {
     case none
     case doubleRange(Double, Double)
     case intRange(Int64, Int64)

@@ -1,5 +1,6 @@
 import Foundation
 import ShoalStorage
+import Synchronization
 
 /// The state behind a `Realm` value: the shared file, the resolved schema, and this instance's
 /// read snapshot or write transaction. Confined to one thread, like RealmSwift's Realms.
@@ -280,6 +281,59 @@ final class RealmCore {
     }
     if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll(keepingCapacity: true) }
     rowCache[RowKey(table: ObjectIdentifier(table), key: key)] = row
+  }
+
+  /// The rows of `table` that pass `test` (called with each encoded row), in key order,
+  /// decoded. A snapshot of a large class is scanned in parts on several threads at once (one
+  /// per core, up to four, each part at least `parallelScanMinimumRows` rows); the view of a
+  /// write transaction, which only its own thread may read, in one pass.
+  func scanMatching(_ table: TableInfo, _ test: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Bool) throws
+    -> [(key: ObjectKey, row: [RowValue])]
+  {
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    if write == nil, cores > 1, try snapshot().hasKeyspace(table.keyspace) {
+      let keyspace = try snapshot().keyspace(table.keyspace)
+      let parts = min(cores, 4, Int(keyspace.count / Self.parallelScanMinimumRows))
+      if parts > 1 { return try Self.scanInParts(keyspace, parts: parts, test) }
+    }
+    var matches: [(key: ObjectKey, row: [RowValue])] = []
+    try scanRaw(table) { key, raw in
+      if try test(raw) { matches.append((key, try RowCodec.decode(buffer: raw))) }
+    }
+    return matches
+  }
+
+  /// Rows a part of a parallel scan covers at the least.
+  static let parallelScanMinimumRows: UInt64 = 16_384
+
+  /// `scanMatching` of a snapshot's keyspace split at evenly spaced entries into `parts` key
+  /// ranges, one thread each; the parts' matches joined in key order.
+  private static func scanInParts(
+    _ keyspace: KeyspaceSnapshot, parts: Int, _ test: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Bool
+  ) throws -> [(key: ObjectKey, row: [RowValue])] {
+    var bounds: [[UInt8]?] = [nil]
+    for part in 1..<parts {
+      guard let entry = try keyspace.entry(at: keyspace.count * UInt64(part) / UInt64(parts)) else { break }
+      bounds.append(entry.key)
+    }
+    bounds.append(nil)
+    let ranges = (0..<(bounds.count - 1)).map { KeyRange(lower: bounds[$0], upper: bounds[$0 + 1]) }
+    let results = Mutex<[[(key: ObjectKey, row: [RowValue])]]>(Array(repeating: [], count: ranges.count))
+    let failure = Mutex<(any Error)?>(nil)
+    DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
+      do {
+        var matches: [(key: ObjectKey, row: [RowValue])] = []
+        try keyspace.cursor(range: ranges[part]).forEach { key, raw in
+          if try test(raw) { matches.append((TableInfo.key(from: key), try RowCodec.decode(buffer: raw))) }
+          return true
+        }
+        results.withLock { $0[part] = matches }
+      } catch {
+        failure.withLock { $0 = error }
+      }
+    }
+    if let error = failure.withLock({ $0 }) { throw error }
+    return results.withLock { $0.flatMap { $0 } }
   }
 
   /// Every row of `table` in key order, as raw bytes valid during the call only.
