@@ -206,9 +206,31 @@ enum RowCodec {
       return String(decoding: raw, as: UTF8.self)
     }
 
-    /// Moves past one value without decoding it.
+    /// Moves past `count` bytes.
+    @inline(__always)
+    mutating func advance(_ count: UInt64) throws(Realm.Error) {
+      guard count <= UInt64(buffer.count - position) else { throw corrupt() }
+      position += Int(count)
+    }
+
+    /// Moves past one value without decoding it: the common kinds inline, the rest in
+    /// `skip(tag:)`.
+    @inline(__always)
     mutating func skip() throws(Realm.Error) {
-      guard let tag = Tag(rawValue: try byte()) else { throw corrupt() }
+      let byte = try byte()
+      switch byte {
+      case Tag.null.rawValue, Tag.isFalse.rawValue, Tag.isTrue.rawValue: return
+      case Tag.int.rawValue, Tag.link.rawValue: _ = try varint()
+      case Tag.double.rawValue, Tag.date.rawValue: try advance(8)
+      case Tag.string.rawValue, Tag.data.rawValue: try advance(try varint())
+      default:
+        guard let tag = Tag(rawValue: byte) else { throw corrupt() }
+        try skip(tag: tag)
+      }
+    }
+
+    /// Moves past the rest of a value whose tag was read.
+    mutating func skip(tag: Tag) throws(Realm.Error) {
       switch tag {
       case .null, .isFalse, .isTrue: return
       case .int, .link: _ = try varint()
