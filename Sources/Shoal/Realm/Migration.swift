@@ -21,6 +21,13 @@ public final class DynamicObject: Object {
 /// The objects handed to a migration block.
 public typealias MigrationObject = DynamicObject
 
+/// The block `Migration.enumerateObjects(ofType:_:)` calls with each object's old and new form.
+public typealias MigrationObjectEnumerateBlock = (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) -> Void
+
+/// The block run when a Realm is opened with a higher `schemaVersion` than its file's
+/// (RealmSwift's global name; also `Realm.MigrationBlock`).
+public typealias MigrationBlock = Realm.MigrationBlock
+
 /// Reads and writes properties of a dynamic object by name.
 protocol DynamicAccess: AnyObject {
   var className: String { get }
@@ -67,7 +74,7 @@ public final class Migration {
 
   /// Calls `block` for every object of `typeName` with its old and new versions (either nil
   /// when the class does not exist in that schema).
-  public func enumerateObjects(ofType typeName: String, _ block: (MigrationObject?, MigrationObject?) -> Void) {
+  public func enumerateObjects(ofType typeName: String, _ block: MigrationObjectEnumerateBlock) {
     let oldTable = table(typeName, old: true)
     let newTable = table(typeName, old: false)
     guard let any = newTable ?? oldTable else { return }
