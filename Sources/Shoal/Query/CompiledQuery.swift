@@ -136,7 +136,7 @@ struct CompiledQuery: Sendable {
         for value in hint.values where !values.contains(value) { values.append(value) }
       }
       return property.map { ($0, values) }
-    case .constant, .not, .typeCheck:
+    case .constant, .not, .typeCheck, .geoWithin:
       return nil
     }
   }

@@ -118,6 +118,8 @@ enum QueryOperator: String, Hashable, Sendable, CaseIterable {
   case `in` = "IN"
   /// The right side is a list constant of two values, low and high, both inclusive.
   case between = "BETWEEN"
+  /// `location GEOWITHIN shape`: also written `location IN shape`.
+  case geoWithin = "GEOWITHIN"
 
   /// The operator with its operands swapped (`3 < age` is `age > 3`), or nil if not symmetric.
   var flipped: QueryOperator? {
@@ -127,7 +129,7 @@ enum QueryOperator: String, Hashable, Sendable, CaseIterable {
     case .lessOrEqual: return .greaterOrEqual
     case .greater: return .less
     case .greaterOrEqual: return .lessOrEqual
-    case .beginsWith, .endsWith, .contains, .like, .in, .between: return nil
+    case .beginsWith, .endsWith, .contains, .like, .in, .between, .geoWithin: return nil
     }
   }
 }
@@ -163,6 +165,9 @@ indirect enum QueryExpression: Hashable, Sendable, CustomStringConvertible {
   /// `SUBQUERY(collection, $x, predicate).@count`: how many elements of `collection` match
   /// `predicate`, whose key paths are relative to the element (the `$x.` prefix removed).
   case subqueryCount(collection: QueryKeyPath, predicate: QueryPredicate)
+  /// A geospatial shape (a `GeoBox`, `GeoPolygon` or `GeoCircle` argument), the right side of
+  /// `IN` or `GEOWITHIN`.
+  case geometry(GeoShape)
 
   /// A key path expression of property names: `.path("dog", "name")`.
   static func path(_ names: String...) -> QueryExpression { .keyPath(QueryKeyPath(names)) }
@@ -173,6 +178,8 @@ indirect enum QueryExpression: Hashable, Sendable, CustomStringConvertible {
     case .constant(let value): return QueryDescribe.literal(value)
     case .subqueryCount(let collection, let predicate):
       return "SUBQUERY(\(collection), $x, \(predicate.prefixingKeyPaths(with: "$x"))).@count"
+    case .geometry(let shape):
+      return shape.description
     }
   }
 }

@@ -19,6 +19,13 @@ protocol QueryContext {
   /// `UUID`, `ObjectId`, `Decimal128`, `Bool`, nil, `Object` (a `.link` or `.typedLink`), and
   /// arrays/sets of these (a `.list`) for `IN`.
   func queryArgument(_ argument: Any?) throws -> RowValue
+  /// Whether `className` is an embedded class; nil when the context does not know (geospatial
+  /// queries then skip that check).
+  func isEmbeddedClass(_ className: String) -> Bool?
+}
+
+extension QueryContext {
+  func isEmbeddedClass(_ className: String) -> Bool? { nil }
 }
 
 /// A property of a class, as the fast path of `CompiledQuery.matches` reads it from every object

@@ -36,6 +36,16 @@ struct QueryEvaluator {
       }
       let values = try values(of: check.path, on: row)
       return Self.quantify(check.quantifier, values) { check.types.contains(QueryValueType(of: $0)) != check.negated }
+    case .geoWithin(let test):
+      // A GeoJSON point: type "Point" (any case), coordinates [longitude, latitude, …].
+      guard case .string(let type) = try singleValue(of: test.typePath, on: row), type.lowercased() == "point" else {
+        return false
+      }
+      let coordinates = try values(of: test.coordinatesPath, on: row)
+      guard coordinates.count >= 2, let longitude = QueryKeyPaths.double(coordinates[0]),
+        let latitude = QueryKeyPaths.double(coordinates[1])
+      else { return false }
+      return test.region.region.contains(latitude: latitude, longitude: longitude)
     }
   }
 

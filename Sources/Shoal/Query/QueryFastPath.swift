@@ -42,7 +42,7 @@ enum FastPredicate: Sendable {
     case .comparison(let comparison):
       guard let test = FastColumnTest(comparison) else { return .general(plan) }
       return .column(test)
-    case .typeCheck:
+    case .typeCheck, .geoWithin:
       return .general(plan)
     }
     return compiled.hasColumnTest ? compiled : .general(plan)

@@ -162,7 +162,7 @@ struct QueryParser {
     case .end: return true
     case .identifier(let name, false):
       let upper = name.uppercased()
-      return ["AND", "OR", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE"].contains(upper)
+      return ["AND", "OR", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "GEOWITHIN"].contains(upper)
     default: return false
     }
   }
@@ -192,13 +192,14 @@ struct QueryParser {
       case "LIKE": .like
       case "IN": .in
       case "BETWEEN": .between
+      case "GEOWITHIN": .geoWithin
       default: nil
       }
     if let op {
       advance()
       return op
     }
-    if let word = keyword, word == "MATCHES" || word == "TEXT" || word == "GEOWITHIN" {
+    if let word = keyword, word == "MATCHES" || word == "TEXT" {
       throw QueryError(.unsupported, "Operator '\(word)' is not supported")
     }
     throw error("expected a comparison operator but found \(currentText)")
@@ -243,10 +244,10 @@ struct QueryParser {
       return .keyPath(try parseKeyPathTail(try keyPathArgument()))
     case .formatArgument:
       advance()
-      return .constant(try argumentValue(try takeSequentialArgument()))
+      return try argumentExpression(try takeSequentialArgument())
     case .positionalArgument(let n):
       advance()
-      return .constant(try argumentValue(try positionalArgument(n)))
+      return try argumentExpression(try positionalArgument(n))
     case .variable(let name):
       guard let variable = variables.last else {
         throw QueryError.keyPath("$\(name)", "variable '$\(name)' used outside of a SUBQUERY")
@@ -428,6 +429,12 @@ struct QueryParser {
 
   private func argumentValue(_ argument: Any?) throws -> RowValue {
     try context.queryArgument(argument)
+  }
+
+  /// An argument as an expression: a geospatial shape, or a constant.
+  private func argumentExpression(_ argument: Any?) throws -> QueryExpression {
+    if let shape = GeoShape(argument: argument) { return .geometry(shape) }
+    return .constant(try argumentValue(argument))
   }
 
   /// The elements of the key path given as a String argument to `%K`.

@@ -103,6 +103,29 @@ indirect enum BoundPredicate: Hashable, Sendable {
   case not(BoundPredicate)
   case comparison(BoundComparison)
   case typeCheck(BoundTypeCheck)
+  case geoWithin(BoundGeoWithin)
+}
+
+/// A resolved geospatial test: the location object's `type` and `coordinates`, and the region.
+struct BoundGeoWithin: Hashable, Sendable {
+  /// `location.type` and `location.coordinates`.
+  var typePath: BoundPath
+  var coordinatesPath: BoundPath
+  var region: PreparedGeoRegion
+}
+
+/// A shape validated and prepared for containment tests; equal when the shapes are.
+final class PreparedGeoRegion: Hashable, Sendable {
+  let shape: GeoShape
+  let region: GeoRegion
+
+  init(_ shape: GeoShape) throws(GeoRegionError) {
+    self.shape = shape
+    region = try shape.region()
+  }
+
+  static func == (lhs: PreparedGeoRegion, rhs: PreparedGeoRegion) -> Bool { lhs.shape == rhs.shape }
+  func hash(into hasher: inout Hasher) { hasher.combine(shape) }
 }
 
 /// The type of a stored value, as `@type` compares it.
@@ -424,6 +447,9 @@ struct QueryBinder {
     switch expression {
     case .constant(let value):
       return (.constant(value), nil)
+    case .geometry(let shape):
+      throw QueryError(
+        .unsupported, "The geospatial shape \(shape) can only be on the right side of IN or GEOWITHIN after a key path")
     case .keyPath(let keyPath):
       let path = try bindPath(keyPath, scope: scope)
       return (.path(path), info(path))
@@ -461,6 +487,15 @@ struct QueryBinder {
   }
 
   private func bindComparison(_ comparison: QueryComparison, scope: Scope) throws -> BoundPredicate {
+    if case .geometry(let shape) = comparison.rhs { return try bindGeoWithin(comparison, shape: shape, scope: scope) }
+    if comparison.op == .geoWithin {
+      if case .constant(.null) = comparison.rhs {
+        throw QueryError(.invalidArgument, "NULL cannot be used on the right hand side of a GEOWITHIN query")
+      }
+      throw QueryError(
+        .invalidArgument, "GEOWITHIN needs a GeoBox, GeoPolygon or GeoCircle on its right side, not '\(comparison.rhs)'"
+      )
+    }
     var lhs = comparison.lhs
     var rhs = comparison.rhs
     var op = comparison.op
@@ -545,6 +580,9 @@ struct QueryBinder {
     case .between:
       boundOp = .between
       rhsIsList = true
+    case .geoWithin:
+      // A shape on the right was bound by `bindGeoWithin`; anything else was rejected first.
+      throw QueryError(.invalidArgument, "GEOWITHIN needs a GeoBox, GeoPolygon or GeoCircle on its right side")
     }
     let options = comparison.options
     try checkOperator(boundOp, options: options, info: leftInfo)
@@ -563,6 +601,44 @@ struct QueryBinder {
     return .comparison(
       BoundComparison(
         lhs: left, op: boundOp, rhs: boundRight, options: options, quantifier: boundQuantifier, rhsIsList: rhsIsList))
+  }
+
+  /// `location IN shape` / `location GEOWITHIN shape`: `location` must be a to-one link to an
+  /// embedded class with a `type` String and `coordinates` list of doubles (GeoJSON's point).
+  private func bindGeoWithin(_ comparison: QueryComparison, shape: GeoShape, scope: Scope) throws -> BoundPredicate {
+    guard comparison.op == .in || comparison.op == .geoWithin, comparison.quantifier == .implicit,
+      comparison.options.isEmpty, case .keyPath(let keyPath) = comparison.lhs
+    else {
+      throw QueryError(
+        .unsupported, "A geospatial shape can only be compared with 'key.path IN shape' or 'key.path GEOWITHIN shape'")
+    }
+    let text = "\(keyPath) GEOWITHIN \(shape)"
+    let path = try bindPath(keyPath, scope: scope)
+    guard path.kind == .object, !path.isMulti, let target = path.targetClass else {
+      throw QueryError(.typeMismatch, "Query '\(text)' links to data in the wrong format for a geoWithin query")
+    }
+    if context.isEmbeddedClass(target) == false {
+      throw QueryError(
+        .unsupported,
+        "A GEOWITHIN query can only operate on a link to an embedded class but '\(target)' is at the top level")
+    }
+    guard let type = context.queryProperty("type", of: target), type.kind == .string, type.collection == .none,
+      let coordinates = context.queryProperty("coordinates", of: target), coordinates.kind == .double,
+      coordinates.collection == .list
+    else {
+      throw QueryError(.typeMismatch, "Query '\(text)' links to data in the wrong format for a geoWithin query")
+    }
+    let region: PreparedGeoRegion
+    do {
+      region = try PreparedGeoRegion(shape)
+    } catch {
+      throw QueryError(
+        .invalidArgument, "Invalid region in GEOWITHIN query for parameter '\(shape)': '\(error.message)'")
+    }
+    return .geoWithin(
+      BoundGeoWithin(
+        typePath: try bindPath(keyPath.appending("type"), scope: scope),
+        coordinatesPath: try bindPath(keyPath.appending("coordinates"), scope: scope), region: region))
   }
 
   private func isMulti(_ operand: BoundOperand) -> Bool {

@@ -23,6 +23,8 @@ final class RealmQueryContext: QueryContext {
 
   init(core: RealmCore) { self.core = core }
 
+  func isEmbeddedClass(_ className: String) -> Bool? { core.table(named: className)?.isEmbedded }
+
   /// Makes `row` the one `queryValue` returns for (`table`, `key`).
   func setCurrent(_ table: TableInfo, _ key: ObjectKey, _ row: [RowValue]) {
     currentTable = table
