@@ -131,6 +131,8 @@ final class DirtyNode {
 
   func lowerBound(_ key: [UInt8]) -> (Int, Bool) {
     let prefix = keyPrefix(key)
+    // Appends (ascending keys) go past the last key: one comparison instead of a search.
+    if let last = keys.indices.last, compare(last, key, prefix) < 0 { return (keys.count, false) }
     var lo = 0
     var hi = keys.count
     while lo < hi {
@@ -142,6 +144,7 @@ final class DirtyNode {
 
   func childIndex(_ key: [UInt8]) -> Int {
     let prefix = keyPrefix(key)
+    if keys.count > 1, compare(keys.count - 1, key, prefix) <= 0 { return keys.count - 1 }
     var lo = 1
     var hi = keys.count
     while lo < hi {

@@ -158,7 +158,12 @@ struct PendingChanges {
   subscript(key: [UInt8]) -> PendingChange? {
     get {
       if let table { return table[key] }
-      if let last = ordered.last, last.key == key { return last.change }
+      if let last = ordered.last {
+        // Keys arriving in ascending order (the common case) are at or past the end.
+        let order = compareBytes(last.key, key)
+        if order == 0 { return last.change }
+        if order < 0 { return nil }
+      }
       let (index, found) = position(of: key)
       return found ? ordered[index].change : nil
     }
