@@ -106,7 +106,7 @@ extension RealmCollection where Element: AddableType {
   public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
 }
 
-extension RealmCollection where Element: Comparable {
+extension RealmCollection where Element: SortableType {
   /// The values sorted (collections of values).
   public func sorted(ascending: Bool = true) -> Results<Element> { sorted(byKeyPath: "self", ascending: ascending) }
 }
@@ -114,7 +114,79 @@ extension RealmCollection where Element: Comparable {
 extension RealmCollection {
   /// The elements at `indexes`.
   public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
+
+  /// The position of the first element matching a Realm Query Language predicate, or nil.
+  public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+    // In the collection's own order: a `Results` of it, unsorted.
+    guard let match = sorted(by: [SortDescriptor]()).filter(predicateFormat, argumentList: args).first else {
+      return nil
+    }
+    return index(of: match)
+  }
 }
+
+extension RealmCollection where Element: ObjectBase {
+  /// The position of the first element matching a type-safe query, or nil.
+  public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+    guard let match = `where`(isIncluded).first else { return nil }
+    return index(of: match)
+  }
+
+  /// The smallest value of the property at `keyPath`, or nil when there are no elements.
+  public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? {
+    min(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+
+  /// The largest value of the property at `keyPath`, or nil when there are no elements.
+  public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? {
+    max(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+
+  /// The sum of the property at `keyPath` (0 when there are no elements).
+  public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T {
+    sum(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+
+  /// The average of the property at `keyPath`, or nil when there are no elements.
+  public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? {
+    average(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+
+  /// The elements sorted by the property at `keyPath`.
+  public func sorted<T>(by keyPath: KeyPath<Element, T>, ascending: Bool = true) -> Results<Element> {
+    sorted(byKeyPath: _KeyPathProbe.name(of: keyPath), ascending: ascending)
+  }
+
+  /// The elements with distinct values of the properties at `keyPaths`.
+  public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == PartialKeyPath<Element> {
+    distinct(by: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) })
+  }
+}
+
+extension RealmCollection where Element: SortableType {
+  /// The distinct values (collections of values).
+  public func distinct() -> Results<Element> { distinct(by: ["self"]) }
+}
+
+/// Types a collection of values can be sorted by (`sorted(ascending:)`), as RealmSwift names
+/// them.
+public protocol SortableType {}
+extension Bool: SortableType {}
+extension Int: SortableType {}
+extension Int8: SortableType {}
+extension Int16: SortableType {}
+extension Int32: SortableType {}
+extension Int64: SortableType {}
+extension Float: SortableType {}
+extension Double: SortableType {}
+extension String: SortableType {}
+extension Date: SortableType {}
+extension Data: SortableType {}
+extension UUID: SortableType {}
+extension ObjectId: SortableType {}
+extension Decimal128: SortableType {}
+extension AnyRealmValue: SortableType, MinMaxType, AddableType {}
+extension Optional: SortableType where Wrapped: SortableType {}
 
 /// Collections whose queries run on a `Results` of their elements (`List`, `MutableSet`,
 /// `LinkingObjects`). Not for direct use.
@@ -157,4 +229,56 @@ extension _ResultsBacked {
   public func sum<T: AddableType>(ofProperty property: String) -> T { _results.sum(ofProperty: property) }
   /// The average of a property over the elements.
   public func average<T: AddableType>(ofProperty property: String) -> T? { _results.average(ofProperty: property) }
+}
+
+// MARK: - Codable
+
+extension List: Encodable where Element: Encodable {
+  /// Encodes the elements as an array.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.unkeyedContainer()
+    for element in self { try container.encode(element) }
+  }
+}
+
+extension List: Decodable where Element: Decodable {
+  /// Decodes an unmanaged list from an array.
+  public convenience init(from decoder: any Decoder) throws {
+    self.init()
+    var container = try decoder.unkeyedContainer()
+    while !container.isAtEnd { append(try container.decode(Element.self)) }
+  }
+}
+
+extension MutableSet: Encodable where Element: Encodable {
+  /// Encodes the elements as an array.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.unkeyedContainer()
+    for element in self { try container.encode(element) }
+  }
+}
+
+extension MutableSet: Decodable where Element: Decodable {
+  /// Decodes an unmanaged set from an array.
+  public convenience init(from decoder: any Decoder) throws {
+    self.init()
+    var container = try decoder.unkeyedContainer()
+    while !container.isAtEnd { insert(try container.decode(Element.self)) }
+  }
+}
+
+extension Results: Encodable where Element: Encodable {
+  /// Encodes the elements as an array.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.unkeyedContainer()
+    for element in self { try container.encode(element) }
+  }
+}
+
+extension AnyRealmCollection: Encodable where Element: Encodable {
+  /// Encodes the elements as an array.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.unkeyedContainer()
+    for element in self { try container.encode(element) }
+  }
 }

@@ -429,13 +429,6 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
     return firstIndex { isSame($0, object) }
   }
-
-  /// The position of the first element matching a predicate.
-  public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    guard let match = filter(predicateFormat, argumentList: args).first else { return nil }
-    return index(of: match)
-  }
-
   /// Values of `key` of every element.
   public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
   /// Values of a key path of every element.
@@ -491,12 +484,6 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   /// The elements sorted by a property (a key path through to-one links, or "self" for values).
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
     sorted(by: [SortDescriptor(keyPath: keyPath, ascending: ascending)])
-  }
-
-  /// The elements sorted by a Swift key path.
-  public func sorted<V: Comparable>(by keyPath: KeyPath<Element, V>, ascending: Bool = true) -> Results<Element>
-  where Element: ObjectBase {
-    sorted(byKeyPath: _KeyPathProbe.name(of: keyPath), ascending: ascending)
   }
 
   /// The elements sorted by several properties, the first deciding first.

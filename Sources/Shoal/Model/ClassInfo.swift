@@ -121,7 +121,7 @@ final class ClassInfo: Sendable {
     let base = Unmanaged.passUnretained(object).toOpaque()
     for field in fields {
       // Offsets come from `type`'s metadata and `object` is an instance of `type`.
-      field.wrapperType.makeManaged(at: base + field.offset, index: field.index)
+      field.wrapperType.makeManaged(at: base + field.offset, index: field.index, owner: object)
     }
     return object
   }

@@ -28,6 +28,9 @@ public struct Persisted<Value: _Persistable> {
   }
   @usableFromInline var storage: Storage
   @usableFromInline let options: PersistedOptions
+  /// The object a managed wrapper is a field of, for `encode(to:)`, which is called on the
+  /// wrapper alone. Not retained: the wrapper lives inside that object.
+  @usableFromInline var owner: Unmanaged<ObjectBase>?
 
   /// Declares a property with the type's default value.
   @inlinable public init() {
@@ -167,8 +170,8 @@ extension Persisted: CustomStringConvertible {
 protocol PersistedField: SendableMetatype {
   static var valueTypeInfo: _PersistedTypeInfo { get }
   static func options(at address: UnsafeRawPointer) -> PersistedOptions
-  /// Switches the wrapper to the managed state for property `index`.
-  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int)
+  /// Switches the wrapper (a field of `owner`) to the managed state for property `index`.
+  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int, owner: ObjectBase)
   /// Puts a wrapper back into the unmanaged state holding `value`.
   static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext)
   /// The unmanaged value (its default when never set), stored in `context`'s Realm.
@@ -192,8 +195,10 @@ extension Persisted: PersistedField {
     address.assumingMemoryBound(to: Persisted<Value>.self).pointee.options
   }
 
-  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int) {
-    address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .managed(index)
+  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int, owner: ObjectBase) {
+    let field = address.assumingMemoryBound(to: Persisted<Value>.self)
+    field.pointee.storage = .managed(index)
+    field.pointee.owner = Unmanaged.passUnretained(owner)
   }
 
   static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext) {
@@ -293,4 +298,42 @@ private let threadOffsetsKey: pthread_key_t = {
     }()
   local.offsets[id] = offset
   return offset
+}
+
+// MARK: - Codable
+
+extension Persisted: Encodable where Value: Encodable {
+  /// Encodes the property's value (read from the Realm for a managed object).
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch storage {
+    case .unmanaged(let value):
+      try container.encode(value)
+    case .unmanagedNoDefault:
+      try container.encode(Value._rlmDefaultValue())
+    case .managed(let index):
+      guard let owner else {
+        throw EncodingError.invalidValue(
+          Value.self,
+          EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "A detached managed property"))
+      }
+      // The wrapper is a field of `owner`, which the encoder holds while encoding its fields.
+      try container.encode(Value._rlmGet(owner.takeUnretainedValue(), index))
+    }
+  }
+}
+
+extension Persisted: Decodable where Value: Decodable {
+  /// Decodes an unmanaged property holding the decoded value.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    self.init(wrappedValue: try container.decode(Value.self))
+  }
+}
+
+extension KeyedDecodingContainer {
+  /// A `@Persisted` property missing from the input keeps its default value, as in RealmSwift.
+  public func decode<T: _Persistable & Decodable>(_ type: Persisted<T>.Type, forKey key: Key) throws -> Persisted<T> {
+    try decodeIfPresent(type, forKey: key) ?? Persisted<T>()
+  }
 }

@@ -34,6 +34,12 @@ extension Realm {
 
   /// The live Realm (of the current thread) for this frozen one.
   public func thaw() -> Realm { Realm(core: core.thawed()) }
+
+  /// A frozen copy of `obj` (`obj.freeze()`).
+  public func freeze<T: ObjectBase>(_ obj: T) -> T { obj.frozenCopy() }
+
+  /// The live object for the frozen `obj`, or nil when it has been deleted (`obj.thaw()`).
+  public func thaw<T: ObjectBase>(_ obj: T) -> T? { obj.thawedCopy() }
 }
 
 extension ObjectBase {

@@ -220,6 +220,28 @@ public struct Realm {
     }
   }
 
+  /// Writes a compacted copy of this Realm to `configuration.fileURL` (which must not exist),
+  /// with no free space. `encryptionKey` must be nil.
+  public func writeCopy(configuration: Realm.Configuration) throws {
+    guard configuration.inMemoryIdentifier == nil else {
+      throw Realm.Error(.invalidInput, "Cannot write a copy to an in-memory Realm: give the configuration a fileURL.")
+    }
+    try writeCopy(
+      toFile: configuration.fileURL ?? Configuration.defaultFileURL, encryptionKey: configuration.encryptionKey)
+  }
+
+  /// Whether the file of the Realm `config` describes exists (false for in-memory Realms).
+  public static func fileExists(for config: Configuration) -> Bool {
+    guard config.inMemoryIdentifier == nil else { return false }
+    return FileManager.default.fileExists(atPath: (config.fileURL ?? Configuration.defaultFileURL).path)
+  }
+
+  /// Runs `configuration`'s migration, if its file's schema version is older, by opening it.
+  /// Opening a Realm does this anyway; this is RealmSwift's way to do it ahead of time.
+  public static func performMigration(for configuration: Realm.Configuration = .defaultConfiguration) throws {
+    _ = try Realm(configuration: configuration)
+  }
+
   /// Deletes the files of a Realm (the file and its lock file). Fails with `.alreadyOpen`
   /// while this process has it open. True when a file was deleted.
   @discardableResult
@@ -301,5 +323,28 @@ enum RealmCache {
     cache.entries = cache.entries.filter { $0.value.core != nil }
     cache.entries[key] = Entries.Entry(core: core)
     return core
+  }
+}
+
+/// The block `Realm.observe(_:)` calls (RealmSwift's global name; also `Realm.NotificationBlock`).
+public typealias NotificationBlock = Realm.NotificationBlock
+
+/// The schema version of the Realm file at `fileURL`, read without opening it as a Realm (0 for
+/// a file that has no schema yet). `encryptionKey` must be nil. Throws `.fileNotFound` when
+/// there is no file, `.invalidDatabase` when it is not a Shoal file.
+public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
+  if encryptionKey != nil {
+    throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; pass encryptionKey: nil.")
+  }
+  do {
+    let store = try Store.open(path: fileURL.path, options: StoreOptions(readOnly: true, create: false))
+    let snapshot = try store.beginRead()
+    defer { snapshot.close() }
+    guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace),
+      let bytes = try snapshot.get(RealmSchema.versionKey, in: RealmSchema.metaKeyspace)
+    else { return 0 }
+    return TableInfo.key(from: bytes)
+  } catch {
+    throw Realm.Error(storage: error, fileURL: fileURL)
   }
 }

@@ -43,6 +43,18 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
     if case .object(let v) = self { return v as? T } else { return nil }
   }
 
+  /// The object as a `DynamicObject` (its properties read and written by name), if the value
+  /// is a managed object (or already a dynamic one).
+  public var dynamicObject: DynamicObject? {
+    guard case .object(let object) = self else { return nil }
+    if let dynamic = object as? DynamicObject { return dynamic }
+    guard let core = object._core, let table = object._table else { return nil }
+    return core.dynamicObject(table, object._key)
+  }
+
+  /// No value (`.none`).
+  public init() { self = .none }
+
   /// Wraps a plain value (nil for `.none`).
   public static func fromAny(_ value: Any?) -> AnyRealmValue {
     _rlmFromAny(value) ?? .none

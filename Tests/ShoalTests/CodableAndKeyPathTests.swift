@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+@testable import Shoal
+
+final class CodableDog: Object, Codable {
+  @Persisted(primaryKey: true) var id = 0
+  @Persisted var name = ""
+  @Persisted var weight: Double?
+  @Persisted var tags: List<String>
+  @Persisted var nicknames: MutableSet<String>
+  @Persisted var scores: Map<String, Int>
+  @Persisted var owner: CodableOwner?
+}
+
+final class CodableOwner: EmbeddedObject, Codable {
+  @Persisted var name = ""
+}
+
+@Suite("Codable models, key-path aggregates and RealmSwift's remaining members")
+struct CodableAndKeyPathTests {
+  private func configuration() -> Realm.Configuration {
+    var configuration = memoryConfiguration()
+    configuration.objectTypes = [CodableDog.self, CodableOwner.self, Dog.self, Person.self, Address.self]
+    return configuration
+  }
+
+  /// Objects decode from JSON (missing keys keep their defaults), are added, and encode back,
+  /// managed or not, with their collections and embedded objects.
+  @Test func objectsDecodeAddAndEncode() throws {
+    let json = Data(
+      """
+      [{"id": 1, "name": "Rex", "tags": ["good", "loud"], "nicknames": ["R"], "scores": {"fetch": 9},
+        "owner": {"name": "Ada"}},
+       {"id": 2, "name": "Fido", "weight": 12.5}]
+      """.utf8)
+    let dogs = try JSONDecoder().decode([CodableDog].self, from: json)
+    #expect(dogs.map(\.name) == ["Rex", "Fido"])
+    #expect(dogs[0].weight == nil && dogs[1].weight == 12.5, "a missing key keeps the default")
+    #expect(Array(dogs[0].tags) == ["good", "loud"] && dogs[0].scores["fetch"] == 9 && dogs[0].owner?.name == "Ada")
+    #expect(dogs[1].tags.isEmpty)
+    let unmanaged = try JSONSerialization.jsonObject(with: JSONEncoder().encode(dogs[0])) as? [String: Any]
+    #expect(unmanaged?["name"] as? String == "Rex")
+
+    let realm = try Realm(configuration: configuration())
+    try realm.write { realm.add(dogs) }
+    let rex = try #require(realm.object(ofType: CodableDog.self, forPrimaryKey: 1))
+    try realm.write { rex.name = "Rex II" }
+    let encoded = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(rex)) as? [String: Any])
+    #expect(encoded["id"] as? Int == 1)
+    #expect(encoded["name"] as? String == "Rex II", "a managed object encodes what the Realm holds")
+    #expect(encoded["tags"] as? [String] == ["good", "loud"])
+    #expect(encoded["nicknames"] as? [String] == ["R"])
+    #expect((encoded["scores"] as? [String: Int]) == ["fetch": 9])
+    #expect((encoded["owner"] as? [String: Any])?["name"] as? String == "Ada")
+    let all = try #require(
+      try JSONSerialization.jsonObject(
+        with: JSONEncoder().encode(realm.objects(CodableDog.self).sorted(byKeyPath: "id")))
+        as? [[String: Any]])
+    #expect(all.map { $0["name"] as? String } == ["Rex II", "Fido"])
+  }
+
+  @Test func keyPathAggregatesSortsAndIndexesOnEveryCollection() throws {
+    let realm = try Realm(configuration: configuration())
+    let person = Person(id: 1, name: "Ada", age: 30)
+    try realm.write {
+      for (name, age) in [("Rex", 3), ("Bo", 7), ("Ace", 3), ("Zed", 1)] {
+        person.dogs.append(Dog(value: ["name": name, "age": age]))
+      }
+      realm.add(person)
+    }
+    let dogs = person.dogs
+    let results = realm.objects(Dog.self)
+    for collection in [AnyRealmCollection(dogs), AnyRealmCollection(results)] {
+      #expect(collection.min(of: \.age) == 1 && collection.max(of: \.age) == 7)
+      #expect(collection.sum(of: \.age) == 14)
+      #expect(collection.average(of: \.age) == 3)
+      #expect(collection.sorted(by: \.name).map(\.name) == ["Ace", "Bo", "Rex", "Zed"])
+      #expect(collection.sorted(by: \.age, ascending: false).map(\.age) == [7, 3, 3, 1])
+      #expect(collection.distinct(by: [\Dog.age]).map(\.age).sorted() == [1, 3, 7])
+      #expect(collection.index(matching: "name == %@", "Ace") == 2)
+      #expect(collection.index(matching: { $0.age > 5 }) == 1)
+      #expect(collection.index(matching: "name == 'nobody'") == nil)
+    }
+    #expect(dogs.min(of: \.age) == 1 && dogs.index(matching: { $0.name == "Zed" }) == 3)
+    // Collections of values sort and find their distinct values.
+    try realm.write {
+      person.luckyNumbers.insert(objectsIn: [3, 1, 2])
+      person.tags.append(objectsIn: ["b", "a", "b"])
+    }
+    #expect(Array(person.luckyNumbers.sorted(ascending: false)) == [3, 2, 1])
+    #expect(Array(person.tags.distinct().sorted(ascending: true)) == ["a", "b"])
+  }
+
+  @Test func realmFilesCopiesSchemaVersionsAndFrozenObjects() throws {
+    var configuration = fileConfiguration("members")
+    configuration.objectTypes = [Dog.self, Person.self, Address.self]
+    configuration.schemaVersion = 3
+    #expect(!Realm.fileExists(for: configuration))
+    try Realm.performMigration(for: configuration)
+    #expect(Realm.fileExists(for: configuration))
+    let url = try #require(configuration.fileURL)
+    #expect(try schemaVersionAtURL(url) == 3)
+    #expect(throws: Realm.Error.self) { try schemaVersionAtURL(url.appendingPathExtension("missing")) }
+    #expect(!Realm.fileExists(for: memoryConfiguration()))
+
+    let realm = try Realm(configuration: configuration)
+    try realm.write { realm.add(Dog(value: ["name": "Rex", "age": 3])) }
+    var copy = configuration
+    copy.fileURL = url.deletingLastPathComponent().appendingPathComponent("copy.realm")
+    try realm.writeCopy(configuration: copy)
+    #expect(try Realm(configuration: copy).objects(Dog.self).first?.name == "Rex")
+    #expect(throws: Realm.Error.self) { try realm.writeCopy(configuration: copy) }
+
+    let rex = try #require(realm.objects(Dog.self).first)
+    let frozen = realm.freeze(rex)
+    #expect(frozen.isFrozen && frozen.name == "Rex")
+    #expect(realm.thaw(frozen)?.isFrozen == false)
+    let block: NotificationBlock = { _, _ in }
+    let token = realm.observe(block)
+    token.invalidate()
+
+    let value = AnyRealmValue.object(rex)
+    #expect(value.dynamicObject?["name"] as? String == "Rex")
+    #expect(AnyRealmValue.int(1).dynamicObject == nil)
+    #expect(AnyRealmValue() == .none)
+  }
+}
