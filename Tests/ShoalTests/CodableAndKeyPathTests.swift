@@ -120,6 +120,16 @@ struct CodableAndKeyPathTests {
     let token = realm.observe(block)
     token.invalidate()
 
+    // An optional enum whose stored raw value has no case reads nil (as in RealmSwift); a new
+    // enum value is its first case.
+    #expect(Level() == .low && Mood() == .happy)
+    try realm.write {
+      let person = realm.create(Person.self, value: ["id": 7, "level": 5])
+      #expect(person.level == .mid)
+      realm.dynamicObject(ofType: "Person", forPrimaryKey: 7)?["level"] = 4
+      #expect(person.level == nil)
+    }
+
     let value = AnyRealmValue.object(rex)
     #expect(value.dynamicObject?["name"] as? String == "Rex")
     #expect(AnyRealmValue.int(1).dynamicObject == nil)

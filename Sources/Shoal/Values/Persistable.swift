@@ -41,9 +41,16 @@ public protocol _Persistable {
   static func _rlmProbe(_ probe: _KeyPathProbe) -> Self
   /// Converts a value given to `init(value:)`, `create(_:value:update:)` or a subscript setter.
   static func _rlmFromAny(_ value: Any?) -> Self?
+  /// Converts a stored value, or nil when it is not one of the type's values (an enum's raw
+  /// value it has no case for): an optional property then reads nil.
+  static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self?
 }
 
 extension _Persistable {
+  public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
+    _rlmFromStored(value, context)
+  }
+
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
     _rlmFromStored(_StoredValue(object._storedValue(at: index)), _AccessContext(object._core))
   }
@@ -221,7 +228,7 @@ extension Optional: _Persistable where Wrapped: _Persistable {
   public static func _rlmDefaultValue() -> Wrapped? { nil }
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Wrapped? {
     if value.value.isNull { return nil }
-    return Wrapped._rlmFromStored(value, context)
+    return Wrapped._rlmFromStoredIfValid(value, context)
   }
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     switch self {
@@ -268,11 +275,17 @@ extension PersistableEnum {
     }
     return result
   }
+  public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
+    Self(rawValue: RawValue._rlmFromStored(value, context))
+  }
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { rawValue._rlmToStored(context) }
   public static func _rlmFromAny(_ value: Any?) -> Self? {
     if let same = value as? Self { return same }
     return RawValue._rlmFromAny(value).flatMap { Self(rawValue: $0) }
   }
+
+  /// The first case, as RealmSwift gives a `PersistableEnum` property declared without a value.
+  public init() { self = Self._rlmDefaultValue() }
 }
 
 /// The value inside any depth of optionals boxed as `Any`, or nil when one of them is nil.
