@@ -135,4 +135,86 @@ struct CodableAndKeyPathTests {
     #expect(AnyRealmValue.int(1).dynamicObject == nil)
     #expect(AnyRealmValue() == .none)
   }
+
+  /// List's range operations, managed and not, against the same operations on an Array.
+  @Test func listRangeOperationsMatchArrays() throws {
+    let realm = try Realm(configuration: configuration())
+    let person = Person(id: 9, name: "Ada", age: 30)
+    try realm.write { realm.add(person) }
+    for managed in [false, true] {
+      let list = managed ? person.tags : List<String>()
+      var expected = ["a", "b", "c", "d", "e", "f"]
+      func check(_ step: String, _ body: () -> Void) throws {
+        if managed { try realm.write(body) } else { body() }
+        #expect(Array(list) == expected, "\(step), managed \(managed)")
+      }
+      try check("append") { list.append(objectsIn: expected) }
+      try check("insert contents") {
+        list.insert(contentsOf: ["x", "y"], at: 2)
+        expected.insert(contentsOf: ["x", "y"], at: 2)
+      }
+      try check("remove first 2") {
+        list.removeFirst(2)
+        expected.removeFirst(2)
+      }
+      try check("remove last 1") {
+        list.removeLast(1)
+        expected.removeLast(1)
+      }
+      try check("remove subrange") {
+        list.removeSubrange(1...2)
+        expected.removeSubrange(1...2)
+      }
+      try check("replace subrange") {
+        list.replaceSubrange(0..<1, with: ["p", "q"])
+        expected.replaceSubrange(0..<1, with: ["p", "q"])
+      }
+      try check("remove at offsets") {
+        list.remove(atOffsets: IndexSet([0, 2]))
+        expected = ["q", "e"]
+      }
+      try check("move from offsets") {
+        list.append(objectsIn: ["m", "n"])
+        list.move(fromOffsets: IndexSet([0, 2]), toOffset: 4)
+        expected = ["e", "n", "q", "m"]
+      }
+    }
+    try realm.write {
+      person.attributes["a"] = 3
+      person.attributes["b"] = 1
+      person.attributes["c"] = 8
+    }
+    #expect(person.attributes.min() == 1 && person.attributes.max() == 8 && person.attributes.sum() == 12)
+    #expect(person.attributes.average() == 4.0)
+    #expect(Array(person.attributes.sorted(ascending: false)) == [8, 3, 1])
+  }
+
+  @Test func queueConfinedRealmsAndErrorsAsNSErrors() throws {
+    let queue = DispatchQueue(label: "confined")
+    let configuration = configuration()
+    // An in-memory Realm lives while an instance is open.
+    let here = try Realm(configuration: configuration)
+    let count: Int = try queue.sync {
+      let realm = try Realm(configuration: configuration, queue: queue)
+      try realm.write { realm.add(Dog(value: ["name": "Rex", "age": 3])) }
+      return realm.objects(Dog.self).count
+    }
+    #expect(count == 1)
+    here.refresh()
+    #expect(here.objects(Dog.self).count == 1)
+    #expect(try Realm(configuration: configuration, queue: nil).objects(Dog.self).count == 1)
+
+    var missing = Realm.Configuration(fileURL: URL(fileURLWithPath: "/nonexistent-dir-\(UUID())/x.realm"))
+    missing.readOnly = true
+    do {
+      _ = try Realm(configuration: missing)
+      Issue.record("opening a missing read-only file succeeded")
+    } catch {
+      let realmError = try #require(error as? Realm.Error)
+      #expect(error.localizedDescription == realmError.message)
+      let ns = error as NSError
+      #expect(ns.domain == "io.realm" && ns.code == realmError.code.rawValue)
+      #expect(realmError.userInfo[NSLocalizedDescriptionKey] as? String == realmError.message)
+    }
+  }
 }

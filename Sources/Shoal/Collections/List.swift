@@ -136,11 +136,54 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
   /// Removes the last `number` elements.
   public func removeLast(_ number: Int) {
-    for _ in 0..<number { removeLast() }
+    precondition(
+      number <= count,
+      "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+    replaceSubrange((count - number)..<count, with: [])
   }
 
   /// Removes the first element.
   public func removeFirst() { remove(at: 0) }
+
+  /// Removes the first `number` elements.
+  public func removeFirst(_ number: Int) {
+    precondition(
+      number <= count,
+      "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+    replaceSubrange(0..<number, with: [])
+  }
+
+  /// Inserts `newElements` at `index`.
+  public func insert<C: Collection>(contentsOf newElements: C, at index: Int) where C.Element == Element {
+    replaceSubrange(index..<index, with: newElements)
+  }
+
+  /// Removes the elements in `bounds`.
+  public func removeSubrange<R: RangeExpression>(_ bounds: R) where R.Bound == Int {
+    replaceSubrange(bounds.relative(to: self), with: [])
+  }
+
+  /// Removes the elements at `offsets` (as SwiftUI's `onDelete` gives them).
+  public func remove(atOffsets offsets: IndexSet) {
+    var items = Array(self)
+    for offset in offsets.reversed() { items.remove(at: offset) }
+    replaceSubrange(0..<count, with: items)
+  }
+
+  /// Moves the elements at `offsets` to before `destination` (as SwiftUI's `onMove` gives
+  /// them), keeping their order.
+  public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+    let items = Array(self)
+    let moving = offsets.map { items[$0] }
+    var rest: [Element] = []
+    var insertAt = 0
+    for (offset, item) in items.enumerated() where !offsets.contains(offset) {
+      if offset < destination { insertAt += 1 }
+      rest.append(item)
+    }
+    rest.insert(contentsOf: moving, at: insertAt)
+    replaceSubrange(0..<count, with: rest)
+  }
 
   /// Removes every element (linked objects stay in the Realm).
   public func removeAll() {
@@ -189,7 +232,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   }
 
   /// Replaces the elements in `subrange` with `newElements`.
-  public func replaceSubrange<C: Collection>(_ subrange: Range<Int>, with newElements: C) where C.Element == Element {
+  public func replaceSubrange<C: Collection, R: RangeExpression>(_ bounds: R, with newElements: C)
+  where C.Element == Element, R.Bound == Int {
+    let subrange = bounds.relative(to: self)
     checkWrite()
     if parent == nil {
       unmanaged.replaceSubrange(subrange, with: newElements)

@@ -290,3 +290,24 @@ struct MapCodingKey: CodingKey {
   init(stringValue: String) { self.stringValue = stringValue }
   init?(intValue: Int) { nil }
 }
+
+extension Map where Value: MinMaxType {
+  /// The smallest value.
+  public func min() -> Value? { results().min(ofProperty: "self") }
+  /// The largest value.
+  public func max() -> Value? { results().max(ofProperty: "self") }
+}
+
+extension Map where Value: AddableType {
+  /// The sum of the values.
+  public func sum() -> Value { results().sum(ofProperty: "self") }
+  /// The average of the values, or nil for an empty map.
+  public func average<T: AddableType>() -> T? { results().average(ofProperty: "self") }
+}
+
+extension Map where Value: SortableType {
+  /// The values, sorted.
+  public func sorted(ascending: Bool = true) -> Results<Value> {
+    results().sorted(byKeyPath: "self", ascending: ascending)
+  }
+}

@@ -27,6 +27,17 @@ public struct Realm {
     core = try RealmCache.core(for: configuration)
   }
 
+  /// Opens a Realm confined to the serial `queue` (call it on that queue): its notifications
+  /// are delivered on `queue`, and it moves to newer versions, from any thread or process,
+  /// there. A nil queue is `init(configuration:)`.
+  public init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue?) throws {
+    guard let queue else {
+      try self.init(configuration: configuration)
+      return
+    }
+    self.init(core: try RealmCore.forQueue(configuration, queue))
+  }
+
   /// Opens the Realm at `fileURL` with the default configuration's other settings.
   public init(fileURL: URL) throws {
     var configuration = Configuration.defaultConfiguration

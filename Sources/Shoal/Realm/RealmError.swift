@@ -91,3 +91,22 @@ extension Realm {
 public func ~= (code: Realm.Error.Code, error: any Error) -> Bool {
   (error as? Realm.Error)?.code == code
 }
+
+extension Realm.Error: LocalizedError, CustomNSError {
+  /// The message, which `localizedDescription` of the error as `any Error` gives too.
+  public var errorDescription: String? { message }
+
+  /// RealmSwift's error domain, "io.realm".
+  public static var errorDomain: String { "io.realm" }
+
+  /// The message (`NSLocalizedDescriptionKey`), the file's path (`NSFilePath`) when there is
+  /// one, and the code (`"Error Code"`), as RealmSwift's errors carry them.
+  public var errorUserInfo: [String: Any] {
+    var info: [String: Any] = [NSLocalizedDescriptionKey: message, "Error Code": code.rawValue]
+    if let fileURL { info[NSFilePathErrorKey] = fileURL.path }
+    return info
+  }
+
+  /// `errorUserInfo` (RealmSwift's name).
+  public var userInfo: [String: Any] { errorUserInfo }
+}
