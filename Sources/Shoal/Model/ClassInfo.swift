@@ -13,6 +13,17 @@ final class ClassInfo: Sendable {
     var wrapperType: any PersistedField.Type
     var typeInfo: _PersistedTypeInfo
     var options: PersistedOptions
+    /// Offsets of the wrapper's `managedIndex` and `owner` (from the wrapper's start).
+    var managedIndexOffset: Int
+    var ownerOffset: Int
+
+    /// Makes the wrapper of an instance at `base` (`object`'s address) managed: two plain stores.
+    func makeManaged(base: UnsafeMutableRawPointer, object: ObjectBase) {
+      // `base` is `object`'s address and the offsets lie inside this field's wrapper.
+      (base + offset + managedIndexOffset).storeBytes(of: index, as: Int.self)
+      (base + offset + ownerOffset).storeBytes(
+        of: Optional(Unmanaged.passUnretained(object)), as: Unmanaged<ObjectBase>?.self)
+    }
 
     var typeDescription: String {
       switch typeInfo.collection {
@@ -60,7 +71,8 @@ final class ClassInfo: Sendable {
       fields.append(
         Field(
           name: item.name, index: index, offset: item.offset, wrapperType: item.wrapper,
-          typeInfo: item.wrapper.valueTypeInfo, options: options))
+          typeInfo: item.wrapper.valueTypeInfo, options: options, managedIndexOffset: item.wrapper.managedIndexOffset,
+          ownerOffset: item.wrapper.ownerOffset))
     }
     withExtendedLifetime(probe) {}
     self.fields = fields
@@ -121,7 +133,7 @@ final class ClassInfo: Sendable {
     let base = Unmanaged.passUnretained(object).toOpaque()
     for field in fields {
       // Offsets come from `type`'s metadata and `object` is an instance of `type`.
-      field.wrapperType.makeManaged(at: base + field.offset, index: field.index, owner: object)
+      field.makeManaged(base: base, object: object)
     }
     return object
   }

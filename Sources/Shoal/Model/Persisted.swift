@@ -24,10 +24,15 @@ public struct Persisted<Value: _Persistable> {
   @usableFromInline enum Storage {
     case unmanaged(Value)
     case unmanagedNoDefault
-    case managed(Int)
   }
+  /// The value of an unmanaged property.
   @usableFromInline var storage: Storage
   @usableFromInline let options: PersistedOptions
+  /// The property's index once its object is managed, -1 before. A plain field rather than a
+  /// case of `storage`: an object is made managed through the type-erased wrapper type, where
+  /// writing a generic enum costs metadata lookups, while this is one store at an offset
+  /// computed once per class (`ClassInfo.Field.managedIndexOffset`).
+  @usableFromInline var managedIndex = -1
   /// The object a managed wrapper is a field of, for `encode(to:)`, which is called on the
   /// wrapper alone. Not retained: the wrapper lives inside that object.
   @usableFromInline var owner: Unmanaged<ObjectBase>?
@@ -66,13 +71,15 @@ public struct Persisted<Value: _Persistable> {
   ) -> Value {
     get {
       let wrapper = _wrapper(observed, storageKeyPath)
-      switch wrapper?.pointee.storage ?? observed[keyPath: storageKeyPath].storage {
-      case .managed(let index):
+      let index = wrapper?.pointee.managedIndex ?? observed[keyPath: storageKeyPath].managedIndex
+      if index >= 0 {
         if let probe = observed._probe {
           probe.record(observed, index)
           return Value._rlmProbe(probe)
         }
         return Value._rlmGet(observed, index)
+      }
+      switch wrapper?.pointee.storage ?? observed[keyPath: storageKeyPath].storage {
       case .unmanaged(let value):
         return value
       case .unmanagedNoDefault:
@@ -87,15 +94,13 @@ public struct Persisted<Value: _Persistable> {
     }
     set {
       let wrapper = _wrapper(observed, storageKeyPath)
-      switch wrapper?.pointee.storage ?? observed[keyPath: storageKeyPath].storage {
-      case .managed(let index):
+      let index = wrapper?.pointee.managedIndex ?? observed[keyPath: storageKeyPath].managedIndex
+      if index >= 0 {
         Value._rlmSet(observed, index, newValue)
-      case .unmanaged, .unmanagedNoDefault:
-        if let wrapper {
-          wrapper.pointee.storage = .unmanaged(newValue)
-        } else {
-          observed[keyPath: storageKeyPath].storage = .unmanaged(newValue)
-        }
+      } else if let wrapper {
+        wrapper.pointee.storage = .unmanaged(newValue)
+      } else {
+        observed[keyPath: storageKeyPath].storage = .unmanaged(newValue)
       }
     }
   }
@@ -157,8 +162,8 @@ extension Persisted where Value: LinkingObjectsProtocol {
 
 extension Persisted: CustomStringConvertible {
   public var description: String {
+    if managedIndex >= 0 { return "Persisted<\(Value.self)>(managed: \(managedIndex))" }
     switch storage {
-    case .managed(let index): return "Persisted<\(Value.self)>(managed: \(index))"
     case .unmanaged(let value): return "\(value)"
     case .unmanagedNoDefault: return "\(Value._rlmDefaultValue())"
     }
@@ -170,8 +175,9 @@ extension Persisted: CustomStringConvertible {
 protocol PersistedField: SendableMetatype {
   static var valueTypeInfo: _PersistedTypeInfo { get }
   static func options(at address: UnsafeRawPointer) -> PersistedOptions
-  /// Switches the wrapper (a field of `owner`) to the managed state for property `index`.
-  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int, owner: ObjectBase)
+  /// Where `managedIndex` and `owner` lie inside the wrapper, for `ClassInfo.Field.makeManaged`.
+  static var managedIndexOffset: Int { get }
+  static var ownerOffset: Int { get }
   /// Puts a wrapper back into the unmanaged state holding `value`.
   static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext)
   /// The unmanaged value (its default when never set), stored in `context`'s Realm.
@@ -195,22 +201,26 @@ extension Persisted: PersistedField {
     address.assumingMemoryBound(to: Persisted<Value>.self).pointee.options
   }
 
-  static func makeManaged(at address: UnsafeMutableRawPointer, index: Int, owner: ObjectBase) {
-    let field = address.assumingMemoryBound(to: Persisted<Value>.self)
-    field.pointee.storage = .managed(index)
-    field.pointee.owner = Unmanaged.passUnretained(owner)
+  static var managedIndexOffset: Int {
+    MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.managedIndex)!  // safe: a stored property has an offset
+  }
+  static var ownerOffset: Int {
+    MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.owner)!  // safe: a stored property has an offset
   }
 
   static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext) {
     let converted = Value._rlmFromStored(_StoredValue(value), context)
-    address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
+    let field = address.assumingMemoryBound(to: Persisted<Value>.self)
+    field.pointee.storage = .unmanaged(converted)
+    field.pointee.managedIndex = -1
+    field.pointee.owner = nil
   }
 
   static func unmanagedValue(at address: UnsafeMutableRawPointer) -> Value {
     let field = address.assumingMemoryBound(to: Persisted<Value>.self)
     switch field.pointee.storage {
     case .unmanaged(let value): return value
-    case .unmanagedNoDefault, .managed:
+    case .unmanagedNoDefault:
       let value = Value._rlmDefaultValue()
       field.pointee.storage = .unmanaged(value)
       return value
@@ -306,19 +316,21 @@ extension Persisted: Encodable where Value: Encodable {
   /// Encodes the property's value (read from the Realm for a managed object).
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
-    switch storage {
-    case .unmanaged(let value):
-      try container.encode(value)
-    case .unmanagedNoDefault:
-      try container.encode(Value._rlmDefaultValue())
-    case .managed(let index):
+    if managedIndex >= 0 {
       guard let owner else {
         throw EncodingError.invalidValue(
           Value.self,
           EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "A detached managed property"))
       }
       // The wrapper is a field of `owner`, which the encoder holds while encoding its fields.
-      try container.encode(Value._rlmGet(owner.takeUnretainedValue(), index))
+      try container.encode(Value._rlmGet(owner.takeUnretainedValue(), managedIndex))
+      return
+    }
+    switch storage {
+    case .unmanaged(let value):
+      try container.encode(value)
+    case .unmanagedNoDefault:
+      try container.encode(Value._rlmDefaultValue())
     }
   }
 }

@@ -618,7 +618,7 @@ final class RealmCore {
     let base = Unmanaged.passUnretained(object).toOpaque()
     for field in info.fields {
       // The offsets come from the object's own class metadata.
-      field.wrapperType.makeManaged(at: base + field.offset, index: field.index, owner: object)
+      field.makeManaged(base: base, object: object)
     }
     object._row = row
     object._rowStamp = stamp
