@@ -130,6 +130,10 @@ struct CodableAndKeyPathTests {
       #expect(person.level == nil)
     }
 
+    let dogSchema = try #require(realm.schema["Dog"])
+    #expect(ObjectIdentifier(dogSchema.objectClass) == ObjectIdentifier(Dog.self))
+    #expect(dogSchema == dogSchema && realm.objects(Dog.self).first?.objectSchema == dogSchema)
+
     let value = AnyRealmValue.object(rex)
     #expect(value.dynamicObject?["name"] as? String == "Rex")
     #expect(AnyRealmValue.int(1).dynamicObject == nil)

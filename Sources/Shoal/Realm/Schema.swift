@@ -31,6 +31,15 @@ public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
   public let isEmbedded: Bool
   /// Asymmetric objects need Atlas Device Sync, which Shoal does not have: always false.
   public var isAsymmetric: Bool { false }
+  /// The program's class for this schema, when there is one.
+  var objectType: ObjectBase.Type?
+  /// The class of the objects: the program's `Object` or `EmbeddedObject` subclass, or
+  /// `DynamicObject` for a class only the file knows.
+  public var objectClass: AnyClass { objectType ?? DynamicObject.self }
+
+  public static func == (lhs: ObjectSchema, rhs: ObjectSchema) -> Bool {
+    lhs.className == rhs.className && lhs.isEmbedded == rhs.isEmbedded && lhs.allProperties == rhs.allProperties
+  }
 
   init(className: String, isEmbedded: Bool, properties: [Property]) {
     self.className = className

@@ -30,7 +30,9 @@ final class TableInfo: Sendable {
     isEmbedded = schema.isEmbedded
     properties = schema.allProperties
     self.classInfo = classInfo
-    objectSchema = schema
+    var described = schema
+    described.objectType = classInfo?.type
+    objectSchema = described
     primaryKeyIndex = schema.allProperties.firstIndex { $0.isPrimary }
     indexedProperties = schema.allProperties.indices.filter {
       schema.allProperties[$0].isIndexed && !schema.allProperties[$0].isPrimary
