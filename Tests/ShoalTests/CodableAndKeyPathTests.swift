@@ -83,6 +83,14 @@ struct CodableAndKeyPathTests {
       #expect(collection.index(matching: "name == 'nobody'") == nil)
     }
     #expect(dogs.min(of: \.age) == 1 && dogs.index(matching: { $0.name == "Zed" }) == 3)
+    // Sections on a list, as on results.
+    let sections = dogs.sectioned(by: \.age)
+    #expect(sections.allKeys == [1, 3, 7])
+    #expect(sections[1].map(\.name).sorted() == ["Ace", "Rex"])
+    let byInitial = AnyRealmCollection(dogs).sectioned(sortDescriptors: [SortDescriptor(keyPath: "name")]) {
+      String($0.name.prefix(1))
+    }
+    #expect(byInitial.allKeys == ["A", "B", "R", "Z"])
     // Collections of values sort and find their distinct values.
     try realm.write {
       person.luckyNumbers.insert(objectsIn: [3, 1, 2])

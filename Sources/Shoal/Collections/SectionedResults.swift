@@ -194,3 +194,30 @@ extension Results {
     SectionedResults(results: sorted(by: sortDescriptors), keyBlock: keyBlock)
   }
 }
+
+extension RealmCollection where Element: ObjectBase {
+  /// The elements sorted by `keyPath` and divided into sections of equal values of it (on
+  /// `List`, `MutableSet`, `LinkingObjects` and `AnyRealmCollection`, as on `Results`).
+  public func sectioned<Key: _Persistable & Hashable>(by keyPath: KeyPath<Element, Key>, ascending: Bool = true)
+    -> SectionedResults<Key, Element>
+  {
+    sorted(by: [SortDescriptor]()).sectioned(by: keyPath, ascending: ascending)
+  }
+
+  /// The elements sorted by `sortDescriptors` and divided into sections of equal values of
+  /// `keyPath`.
+  public func sectioned<Key: _Persistable & Hashable>(
+    by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor]
+  ) -> SectionedResults<Key, Element> {
+    sorted(by: sortDescriptors).sectioned(by: keyPath, sortDescriptors: sortDescriptors)
+  }
+}
+
+extension RealmCollection {
+  /// The elements sorted by `sortDescriptors` and divided into sections by `keyBlock`'s value.
+  public func sectioned<Key: _Persistable & Hashable>(
+    sortDescriptors: [SortDescriptor], _ keyBlock: @escaping ((Element) -> Key)
+  ) -> SectionedResults<Key, Element> {
+    sorted(by: sortDescriptors).sectioned(sortDescriptors: sortDescriptors, keyBlock)
+  }
+}
