@@ -212,9 +212,20 @@ struct CodableAndKeyPathTests {
       return realm.objects(Dog.self).count
     }
     #expect(count == 1)
+    // Its observers hear of a commit made on this thread, on the queue.
+    let heard = DispatchSemaphore(value: 0)
+    let token = try queue.sync {
+      try Realm(configuration: configuration, queue: queue).objects(Dog.self).observe { change in
+        dispatchPrecondition(condition: .onQueue(queue))
+        if case .update(_, _, let insertions, _) = change, insertions == [1] { heard.signal() }
+      }
+    }
+    try here.write { here.add(Dog(value: ["name": "Bo", "age": 1])) }
+    #expect(heard.wait(timeout: .now() + 10) == .success, "the queue's observer heard the commit")
+    token.invalidate()
     here.refresh()
-    #expect(here.objects(Dog.self).count == 1)
-    #expect(try Realm(configuration: configuration, queue: nil).objects(Dog.self).count == 1)
+    #expect(here.objects(Dog.self).count == 2)
+    #expect(try Realm(configuration: configuration, queue: nil).objects(Dog.self).count == 2)
 
     var missing = Realm.Configuration(fileURL: URL(fileURLWithPath: "/nonexistent-dir-\(UUID())/x.realm"))
     missing.readOnly = true

@@ -233,52 +233,52 @@ extension _ResultsBacked {
 
 // MARK: - Codable
 
+/// Encodes the elements of a Realm collection as an array, the Codable form of all of them.
+private func encodeArray<S: Sequence>(_ elements: S, to encoder: any Encoder) throws where S.Element: Encodable {
+  var container = encoder.unkeyedContainer()
+  for element in elements { try container.encode(element) }
+}
+
+/// The elements of an array a Realm collection is decoded from.
+private func decodeArray<Element: Decodable>(_ type: Element.Type, from decoder: any Decoder) throws -> [Element] {
+  var container = try decoder.unkeyedContainer()
+  var elements: [Element] = []
+  while !container.isAtEnd { elements.append(try container.decode(Element.self)) }
+  return elements
+}
+
 extension List: Encodable where Element: Encodable {
   /// Encodes the elements as an array.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.unkeyedContainer()
-    for element in self { try container.encode(element) }
-  }
+  public func encode(to encoder: any Encoder) throws { try encodeArray(self, to: encoder) }
 }
 
 extension List: Decodable where Element: Decodable {
   /// Decodes an unmanaged list from an array.
   public convenience init(from decoder: any Decoder) throws {
     self.init()
-    var container = try decoder.unkeyedContainer()
-    while !container.isAtEnd { append(try container.decode(Element.self)) }
+    append(objectsIn: try decodeArray(Element.self, from: decoder))
   }
 }
 
 extension MutableSet: Encodable where Element: Encodable {
   /// Encodes the elements as an array.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.unkeyedContainer()
-    for element in self { try container.encode(element) }
-  }
+  public func encode(to encoder: any Encoder) throws { try encodeArray(self, to: encoder) }
 }
 
 extension MutableSet: Decodable where Element: Decodable {
   /// Decodes an unmanaged set from an array.
   public convenience init(from decoder: any Decoder) throws {
     self.init()
-    var container = try decoder.unkeyedContainer()
-    while !container.isAtEnd { insert(try container.decode(Element.self)) }
+    insert(objectsIn: try decodeArray(Element.self, from: decoder))
   }
 }
 
 extension Results: Encodable where Element: Encodable {
   /// Encodes the elements as an array.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.unkeyedContainer()
-    for element in self { try container.encode(element) }
-  }
+  public func encode(to encoder: any Encoder) throws { try encodeArray(self, to: encoder) }
 }
 
 extension AnyRealmCollection: Encodable where Element: Encodable {
   /// Encodes the elements as an array.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.unkeyedContainer()
-    for element in self { try container.encode(element) }
-  }
+  public func encode(to encoder: any Encoder) throws { try encodeArray(self, to: encoder) }
 }

@@ -178,8 +178,6 @@ protocol PersistedField: SendableMetatype {
   /// Where `managedIndex` and `owner` lie inside the wrapper, for `ClassInfo.Field.makeManaged`.
   static var managedIndexOffset: Int { get }
   static var ownerOffset: Int { get }
-  /// Puts a wrapper back into the unmanaged state holding `value`.
-  static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext)
   /// The unmanaged value (its default when never set), stored in `context`'s Realm.
   static func storedValue(at address: UnsafeMutableRawPointer, context: _AccessContext) -> RowValue
   /// The unmanaged value as `Any`.
@@ -206,14 +204,6 @@ extension Persisted: PersistedField {
   }
   static var ownerOffset: Int {
     MemoryLayout<Persisted<Value>>.offset(of: \Persisted<Value>.owner)!  // safe: a stored property has an offset
-  }
-
-  static func makeUnmanaged(at address: UnsafeMutableRawPointer, stored value: RowValue, context: _AccessContext) {
-    let converted = Value._rlmFromStored(_StoredValue(value), context)
-    let field = address.assumingMemoryBound(to: Persisted<Value>.self)
-    field.pointee.storage = .unmanaged(converted)
-    field.pointee.managedIndex = -1
-    field.pointee.owner = nil
   }
 
   static func unmanagedValue(at address: UnsafeMutableRawPointer) -> Value {

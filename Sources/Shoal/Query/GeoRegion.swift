@@ -15,16 +15,10 @@ enum GeoShape: Hashable, Sendable, CustomStringConvertible {
   /// `GeoCircle`.
   init?(argument: Any?) {
     switch argument {
-    case let box as GeoBox:
-      self = .box(bottomLeft: GeoCoordinate(box.bottomLeft), topRight: GeoCoordinate(box.topRight))
-    case let polygon as GeoPolygon:
-      self = .polygon(
-        outerRing: polygon.outerRing.map(GeoCoordinate.init),
-        holes: (polygon.holes ?? []).map { $0.map(GeoCoordinate.init) })
-    case let circle as GeoCircle:
-      self = .circle(center: GeoCoordinate(circle.center), radians: circle.radians)
-    default:
-      return nil
+    case let box as GeoBox: self = box.shape
+    case let polygon as GeoPolygon: self = polygon.shape
+    case let circle as GeoCircle: self = circle.shape
+    default: return nil
     }
   }
 
@@ -174,9 +168,10 @@ enum GeoRegion: Sendable {
         vertices.append(vector)
       }
       while vertices.count > 1, vertices.first == vertices.last { vertices.removeLast() }
-      guard Set(vertices).count >= 3 else {
+      let unique = Set(vertices).count
+      guard unique >= 3 else {
         throw GeoRegionError(
-          "Ring \(index) must have at least 3 different vertices, \(Set(vertices).count) unique vertices were provided")
+          "Ring \(index) must have at least 3 different vertices, \(unique) unique vertices were provided")
       }
       let n = vertices.count
       for i in 0..<n {

@@ -339,18 +339,10 @@ indirect enum RowFilter: Sendable {
     case .constant(let value):
       self = .constant(value)
     case .and(let terms):
-      var compiled: [RowFilter] = []
-      for term in terms {
-        guard let filter = RowFilter(term, table: table) else { return nil }
-        compiled.append(filter)
-      }
+      guard let compiled = RowFilter.all(terms, table: table) else { return nil }
       self = .and(compiled)
     case .or(let terms):
-      var compiled: [RowFilter] = []
-      for term in terms {
-        guard let filter = RowFilter(term, table: table) else { return nil }
-        compiled.append(filter)
-      }
+      guard let compiled = RowFilter.all(terms, table: table) else { return nil }
       self = .or(compiled)
     case .not(let inner):
       guard let filter = RowFilter(inner, table: table) else { return nil }
@@ -465,6 +457,16 @@ indirect enum RowFilter: Sendable {
     // Stable: tests of one column keep their order (each reads the column's value once).
     return ColumnTests(
       tests.enumerated().sorted { ($0.element.column, $0.offset) < ($1.element.column, $1.offset) }.map(\.element))
+  }
+
+  /// Every term compiled, or nil when one cannot be.
+  private static func all(_ terms: [FastPredicate], table: TableInfo) -> [RowFilter]? {
+    var compiled: [RowFilter] = []
+    for term in terms {
+      guard let filter = RowFilter(term, table: table) else { return nil }
+      compiled.append(filter)
+    }
+    return compiled
   }
 
   /// Whether the encoded row `raw` matches.

@@ -28,8 +28,8 @@ public struct Realm {
   }
 
   /// Opens a Realm confined to the serial `queue` (call it on that queue): its notifications
-  /// are delivered on `queue`, and it moves to newer versions, from any thread or process,
-  /// there. A nil queue is `init(configuration:)`.
+  /// are delivered on `queue`, where commits of any thread or process wake its observers and
+  /// move it to the newest version. A nil queue is `init(configuration:)`.
   public init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue?) throws {
     guard let queue else {
       try self.init(configuration: configuration)

@@ -291,8 +291,8 @@ final class RealmCore {
     -> [(key: ObjectKey, row: [RowValue])]
   {
     let cores = ProcessInfo.processInfo.activeProcessorCount
-    if write == nil, cores > 1, try snapshot().hasKeyspace(table.keyspace) {
-      let keyspace = try snapshot().keyspace(table.keyspace)
+    if write == nil, cores > 1, case let read = snapshot(), try read.hasKeyspace(table.keyspace) {
+      let keyspace = try read.keyspace(table.keyspace)
       let parts = min(cores, 4, Int(keyspace.count / Self.parallelScanMinimumRows))
       if parts > 1 { return try Self.scanInParts(keyspace, parts: parts, test) }
     }

@@ -78,7 +78,9 @@ public final class GeoBox: RLMGeospatial, Hashable, CustomStringConvertible {
     hasher.combine(topRight)
   }
 
-  public var description: String { GeoShape(argument: self).map(\.description) ?? "GeoBox" }
+  var shape: GeoShape { .box(bottomLeft: GeoCoordinate(bottomLeft), topRight: GeoCoordinate(topRight)) }
+
+  public var description: String { shape.description }
 }
 
 /// A polygon for `geoWithin` queries (RealmSwift's `GeoPolygon`): an outer ring and holes
@@ -141,7 +143,11 @@ public final class GeoPolygon: RLMGeospatial, Hashable, CustomStringConvertible 
     hasher.combine(holes ?? [])
   }
 
-  public var description: String { GeoShape(argument: self).map(\.description) ?? "GeoPolygon" }
+  var shape: GeoShape {
+    .polygon(outerRing: outerRing.map(GeoCoordinate.init), holes: (holes ?? []).map { $0.map(GeoCoordinate.init) })
+  }
+
+  public var description: String { shape.description }
 }
 
 /// A circle (a spherical cap) for `geoWithin` queries (RealmSwift's `GeoCircle`): the points
@@ -188,7 +194,9 @@ public final class GeoCircle: RLMGeospatial, Hashable, CustomStringConvertible {
     hasher.combine(radians)
   }
 
-  public var description: String { GeoShape(argument: self).map(\.description) ?? "GeoCircle" }
+  var shape: GeoShape { .circle(center: GeoCoordinate(center), radians: radians) }
+
+  public var description: String { shape.description }
 }
 
 /// A distance on the Earth's surface, kept in radians (RealmSwift's `Distance`), for the radius
