@@ -14,26 +14,32 @@ import Testing
 
   @Test func lz4RoundTripsAndFallsBackToRaw() throws {
     let text = Array(String(repeating: "a shoal of fish swims by; ", count: 200).utf8)
-    let (codec, stored) = BlockCodec.encode(text)
+    let (codec, block, count) = BlockCodec.encode(text, granule: 128)
     #expect(codec == .lz4)
+    #expect(block.count % 128 == 0 && block.count >= count && block.count < count + 128)
+    #expect(block[count...].allSatisfy { $0 == 0 })
+    let stored = Array(block[..<count])
     #expect(stored.count < text.count / 4)
     let back = stored.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count) }
     #expect(back == text)
 
     var rng = SplitMix64(seed: 42)
     let noise = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }
-    #expect(BlockCodec.encode(noise).0 == .raw)
+    let (noiseCodec, noiseBlock, noiseCount) = BlockCodec.encode(noise, granule: 128)
+    #expect(noiseCodec == .raw && noiseCount == noise.count && Array(noiseBlock[..<noiseCount]) == noise)
+    #expect(noiseBlock.count % 128 == 0 && noiseBlock[noiseCount...].allSatisfy { $0 == 0 })
   }
 
   @Test func damagedLZ4IsRejectedNotTrusted() {
     let text = Array(String(repeating: "compressible ", count: 300).utf8)
-    var (_, stored) = BlockCodec.encode(text)
+    let (_, block, count) = BlockCodec.encode(text, granule: 128)
+    var stored = Array(block[..<count])
     stored[stored.count / 2] ^= 0xFF
     stored.removeLast(3)
     let back = stored.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count) }
     #expect(back == nil || back != text)
     // A wrong claimed length never decodes.
-    let (_, good) = BlockCodec.encode(text)
+    let good = Array(block[..<count])
     #expect(good.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count + 1) } == nil)
   }
 

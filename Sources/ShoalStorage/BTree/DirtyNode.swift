@@ -251,44 +251,87 @@ final class DirtyNode {
   }
 
   /// The encoded node. Requires every child to be clean and every value inline or a blob.
+  /// Written straight into an array of exactly `byteSize` bytes.
   func encode() -> [UInt8] {
-    var w = ByteWriter(capacity: byteSize)
-    w.u8(isLeaf ? NodeImage.leafKind : NodeImage.branchKind)
-    w.u8(0)
-    w.u16(0)
-    w.u32(UInt32(keys.count))
-    var offset = NodeImage.headerSize + 4 * (keys.count + 1)
-    for i in 0..<keys.count {
-      w.u32(UInt32(offset))
-      offset += entrySize(i) - 4
-    }
-    w.u32(UInt32(offset))
-    for i in 0..<keys.count {
-      if isLeaf {
-        w.u16(UInt16(keys[i].count))
-        w.append(keys[i])
-        switch values[i] {
-        case .inline(let v):
-          w.u8(0)
-          w.append(v)
-        case .blob(let b):
-          w.u8(1)
-          b.encode(into: &w)
-        case .pending:
-          preconditionFailure("pending blobs are written before their leaf is encoded")
-        }
-      } else {
-        guard case .clean(let pointer, let count) = children[i] else {
-          preconditionFailure("dirty children are written before their parent is encoded")
-        }
-        pointer.encode(into: &w)
-        w.u64(count)
-        let key = i == 0 ? [] : keys[i]
-        w.u16(UInt16(key.count))
-        w.append(key)
+    let size = byteSize
+    return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+      // A node is at least its header and one offset, so the buffer is never empty.
+      var w = RawWriter(buffer.baseAddress!)  // safe: capacity >= headerSize + 4 > 0
+      w.u8(isLeaf ? NodeImage.leafKind : NodeImage.branchKind)
+      w.u8(0)
+      w.u16(0)
+      w.u32(UInt32(keys.count))
+      var offset = NodeImage.headerSize + 4 * (keys.count + 1)
+      for i in 0..<keys.count {
+        w.u32(UInt32(offset))
+        offset += entrySize(i) - 4
       }
+      w.u32(UInt32(offset))
+      for i in 0..<keys.count {
+        if isLeaf {
+          w.u16(UInt16(keys[i].count))
+          w.bytes(keys[i])
+          switch values[i] {
+          case .inline(let v):
+            w.u8(0)
+            w.bytes(v)
+          case .blob(let b):
+            w.u8(1)
+            w.pointer(b)
+          case .pending:
+            preconditionFailure("pending blobs are written before their leaf is encoded")
+          }
+        } else {
+          guard case .clean(let pointer, let count) = children[i] else {
+            preconditionFailure("dirty children are written before their parent is encoded")
+          }
+          w.pointer(pointer)
+          w.u64(count)
+          if i == 0 {
+            w.u16(0)
+          } else {
+            w.u16(UInt16(keys[i].count))
+            w.bytes(keys[i])
+          }
+        }
+      }
+      precondition(w.position == size, "a node's encoding disagrees with its computed size")
+      count = size
     }
-    return w.bytes
+  }
+}
+
+/// Stores little-endian fields at a moving position of memory the caller sized exactly.
+struct RawWriter {
+  let base: UnsafeMutablePointer<UInt8>
+  private(set) var position = 0
+
+  init(_ base: UnsafeMutablePointer<UInt8>) { self.base = base }
+
+  @inline(__always) mutating func u8(_ v: UInt8) {
+    base[position] = v
+    position += 1
+  }
+  @inline(__always) mutating func u16(_ v: UInt16) { store(v) }
+  @inline(__always) mutating func u32(_ v: UInt32) { store(v) }
+  @inline(__always) mutating func u64(_ v: UInt64) { store(v) }
+  @inline(__always) private mutating func store<T: FixedWidthInteger>(_ v: T) {
+    UnsafeMutableRawPointer(base + position).storeBytes(of: v.littleEndian, as: T.self)
+    position += MemoryLayout<T>.size
+  }
+  @inline(__always) mutating func bytes(_ data: [UInt8]) {
+    data.withUnsafeBufferPointer { source in
+      if let from = source.baseAddress { (base + position).update(from: from, count: source.count) }
+    }
+    position += data.count
+  }
+  @inline(__always) mutating func pointer(_ p: BlockPointer) {
+    u64(p.offset)
+    u32(p.storedLength)
+    u32(p.rawLength)
+    u8(p.codec.rawValue)
+    u64(p.checksum)
+    u64(p.birth)
   }
 }
 

@@ -12,24 +12,36 @@ public enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
 
 /// LZ4 compression of blocks, falling back to raw storage when compression does not pay.
 enum BlockCodec {
-  /// Compresses `input`; returns the codec used and the stored bytes.
-  static func encode(_ input: [UInt8]) -> (BlockCodecKind, [UInt8]) {
+  /// Compresses `input`; returns the codec used, the stored bytes zero-padded to a multiple
+  /// of `granule` (a block's extent, ready to write), and how many of them are stored bytes.
+  static func encode(_ input: [UInt8], granule: Int) -> (codec: BlockCodecKind, block: [UInt8], storedCount: Int) {
+    func padded(_ n: Int) -> Int { (n + granule - 1) / granule * granule }
+    func raw() -> (BlockCodecKind, [UInt8], Int) {
+      var block = [UInt8]()
+      block.reserveCapacity(padded(input.count))
+      block += input
+      block += repeatElement(0, count: padded(input.count) - input.count)
+      return (.raw, block, input.count)
+    }
     // Tiny blocks are not worth the call.
-    guard input.count >= 64 else { return (.raw, input) }
+    guard input.count >= 64 else { return raw() }
     let bound = Int(LZ4_compressBound(Int32(input.count)))
     var written: Int32 = 0
-    let output = [UInt8](unsafeUninitializedCapacity: bound) { dst, count in
+    let output = [UInt8](unsafeUninitializedCapacity: padded(bound)) { dst, count in
       written = input.withUnsafeBytes { src in
         LZ4_compress_default(
           src.baseAddress?.assumingMemoryBound(to: CChar.self),
           UnsafeMutableRawPointer(dst.baseAddress)?.assumingMemoryBound(to: CChar.self),
           Int32(input.count), Int32(bound))
       }
-      count = max(0, Int(written))
+      let stored = max(0, Int(written))
+      let end = padded(stored)
+      if let base = dst.baseAddress, end > stored { (base + stored).initialize(repeating: 0, count: end - stored) }
+      count = end
     }
     // Keep the compressed form only when it saves at least an eighth.
-    guard written > 0, Int(written) <= input.count - input.count / 8 else { return (.raw, input) }
-    return (.lz4, output)
+    guard written > 0, Int(written) <= input.count - input.count / 8 else { return raw() }
+    return (.lz4, output, Int(written))
   }
 
   /// Decompresses `stored` into exactly `rawLength` bytes, or returns nil if the bytes are not

@@ -406,20 +406,19 @@ struct CommitWriter {
   /// Compresses, places (packed into the current run, or alone when `packed` is false),
   /// checksums and batches one block.
   mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace, packed: Bool = true) throws -> BlockPointer {
-    let (codec, stored) = BlockCodec.encode(raw)
-    guard stored.count <= Int(UInt32.max) else {
-      throw StorageError.invalidArgument("A block of \(stored.count) bytes is too large to store.")
+    let (codec, block, storedCount) = BlockCodec.encode(raw, granule: Int(FileLayout.granule))
+    guard storedCount <= Int(UInt32.max) else {
+      throw StorageError.invalidArgument("A block of \(storedCount) bytes is too large to store.")
     }
-    let length = FileLayout.roundUp(UInt64(stored.count))
+    let length = UInt64(block.count)
     let offset = packed ? allocate(length, space: &space) : space.allocate(length)
-    let checksum = stored.withUnsafeBytes {
-      Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
+    let checksum = block.withUnsafeBytes {
+      Checksum.xxh64(
+        UnsafeRawBufferPointer(rebasing: $0[..<storedCount]), seed: BlockPointer.seed(offset: offset, birth: version))
     }
-    var padded = stored
-    padded.append(contentsOf: repeatElement(0, count: Int(length) - stored.count))
-    try batch.add(padded, at: offset, to: store.file)
+    try batch.add(block, at: offset, to: store.file)
     return BlockPointer(
-      offset: offset, storedLength: UInt32(stored.count), rawLength: UInt32(raw.count), codec: codec,
+      offset: offset, storedLength: UInt32(storedCount), rawLength: UInt32(raw.count), codec: codec,
       checksum: checksum, birth: version)
   }
 
