@@ -107,7 +107,11 @@ public final class Migration {
       if let bytes = try write.get(nextKey, in: RealmSchema.metaKeyspace) { key = TableInfo.key(from: bytes) }
       if try write.hasKeyspace(table.keyspace) {
         let cursor = try write.cursor(in: table.keyspace, reverse: true)
-        if let (last, _) = try cursor.next() { key = max(key, TableInfo.key(from: last) + 1) }
+        if let (last, _) = try cursor.next(), TableInfo.key(from: last) < ObjectKey.max {
+          key = max(key, TableInfo.key(from: last) + 1)
+        }
+        // Keys taken from primary keys may sit anywhere (the table then falls back to an index).
+        while try write.get(TableInfo.keyBytes(key), in: table.keyspace) != nil { key &+= 1 }
       }
       try write.put(TableInfo.keyBytes(key + 1), forKey: nextKey, in: RealmSchema.metaKeyspace)
       try write.ensureKeyspace(table.keyspace)

@@ -418,7 +418,7 @@ final class RealmCore {
         if let old { _ = try write.delete(TableInfo.indexKey(old[index]) + keyBytes, in: space) }
         try write.put([], forKey: TableInfo.indexKey(row[index]) + keyBytes, in: space)
       }
-      if let pk = table.primaryKeyIndex, old == nil,
+      if let pk = table.primaryKeyIndex, old == nil, !table.keysFromPrimaryKey,
         try write.put(keyBytes, forKey: TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
       {
         // `add` with `.error` does not look the key up first: a clash shows here.
@@ -431,7 +431,13 @@ final class RealmCore {
         mask = [UInt8](repeating: 0, count: (table.properties.count + 7) / 8)
         for index in changed { mask[index / 8] |= 1 << UInt8(index % 8) }
       }
-      try write.put(RowCodec.encode(row), forKey: keyBytes, in: table.keyspace, changeInfo: mask)
+      let replaced = try write.put(RowCodec.encode(row), forKey: keyBytes, in: table.keyspace, changeInfo: mask)
+      if replaced, old == nil, let pk = table.primaryKeyIndex {
+        // The key is the primary key: `add` with `.error` does not look it up first.
+        fatalError(
+          "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(describe(row[pk]))'."
+        )
+      }
       if hasBacklinks {
         try Backlinks.update(write, table: table, key: key, old: old, new: row, properties: old == nil ? nil : changed)
       }
@@ -444,12 +450,17 @@ final class RealmCore {
   /// any object.
   @discardableResult
   func createDynamic(_ table: TableInfo, row: [RowValue]) -> ObjectKey {
-    let key = allocateKey(table)
+    let key = newKey(table, row: row)
     writeRow(row, old: nil, table: table, key: key, changed: [])
     return key
   }
 
-  private func allocateKey(_ table: TableInfo) -> ObjectKey {
+  /// The key of a new object: its primary key where the table keys objects by it, else the
+  /// table's next sequential key.
+  private func newKey(_ table: TableInfo, row: [RowValue]) -> ObjectKey {
+    if table.keysFromPrimaryKey, let pk = table.primaryKeyIndex, let key = TableInfo.derivedKey(row[pk]) {
+      return key
+    }
     let id = ObjectIdentifier(table)
     if let entry = nextKeys[id] {
       nextKeys[id] = (table, entry.next + 1)
@@ -577,8 +588,8 @@ final class RealmCore {
     {
       let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
       row[pk] = value
-      if update != .error, let bytes = get(TableInfo.indexKey(value), in: table.primaryKeyspace) {
-        existing = TableInfo.key(from: bytes)
+      if update != .error, let key = key(forPrimaryKey: value, in: table) {
+        existing = key
         if update == .error {
           fatalError(
             "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(describe(value))'."
@@ -586,7 +597,7 @@ final class RealmCore {
         }
       }
     }
-    let key = existing ?? allocateKey(table)
+    let key = existing ?? newKey(table, row: row)
     // Managed before its values are read, so cycles of unmanaged objects link back to it.
     object._core = self
     object._table = table
@@ -649,7 +660,7 @@ final class RealmCore {
         for index in table.indexedProperties {
           _ = try write.delete(TableInfo.indexKey(row[index]) + keyBytes, in: table.indexKeyspace(index))
         }
-        if let pk = table.primaryKeyIndex {
+        if let pk = table.primaryKeyIndex, !table.keysFromPrimaryKey {
           _ = try write.delete(TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)
         }
         _ = try write.delete(keyBytes, in: table.keyspace)
@@ -777,7 +788,13 @@ final class RealmCore {
   // MARK: Lookups
 
   func key(forPrimaryKey value: RowValue, in table: TableInfo) -> ObjectKey? {
-    get(TableInfo.indexKey(value), in: table.primaryKeyspace).map { TableInfo.key(from: $0) }
+    if table.keysFromPrimaryKey {
+      guard let key = TableInfo.derivedKey(value), get(TableInfo.keyBytes(key), in: table.keyspace) != nil else {
+        return nil
+      }
+      return key
+    }
+    return get(TableInfo.indexKey(value), in: table.primaryKeyspace).map { TableInfo.key(from: $0) }
   }
 
   /// Keys of objects whose indexed property `index` equals `value`.

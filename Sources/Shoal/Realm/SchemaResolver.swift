@@ -23,27 +23,28 @@ struct SchemaResolver {
     {
       return cached
     }
-    let (stored, version) = try readStored(nil)
+    let (stored, version, keyed) = try readStored(nil)
     let backlinks = try hasBacklinkIndex(nil)
     if let version, backlinks, isCurrent(stored: stored, version: version, code: codeSchemas) {
-      return publish(stored: stored, version: version, backlinks: true)
+      return publish(stored: stored, keyed: keyed, version: version, backlinks: true)
     }
     guard !configuration.readOnly else {
       if version == nil {
         throw Realm.Error(.fileAccess, "Cannot open an empty read-only Realm: the file has no schema yet.")
       }
       try check(stored: stored, version: version ?? 0, code: codeSchemas)
-      return publish(stored: stored, version: version ?? 0, backlinks: backlinks)
+      return publish(stored: stored, keyed: keyed, version: version ?? 0, backlinks: backlinks)
     }
     do {
       return try store.write { write throws -> RealmSchema in
-        let (stored, version) = try readStored(write)
+        let (stored, version, keyed) = try readStored(write)
         if let version, try hasBacklinkIndex(write), isCurrent(stored: stored, version: version, code: codeSchemas) {
-          return publish(stored: stored, version: version, backlinks: true)
+          return publish(stored: stored, keyed: keyed, version: version, backlinks: true)
         }
-        let resultStored = try apply(write, stored: stored, version: version, code: codeSchemas)
+        let resultStored = try apply(write, stored: stored, keyed: keyed, version: version, code: codeSchemas)
         try Backlinks.rebuild(write, schemas: resultStored)
-        return publish(stored: resultStored, version: configuration.schemaVersion, backlinks: true)
+        let resultKeyed = try readStored(write).keyed
+        return publish(stored: resultStored, keyed: resultKeyed, version: configuration.schemaVersion, backlinks: true)
       }
     } catch let error as Realm.Error {
       throw error
@@ -72,28 +73,38 @@ struct SchemaResolver {
     }
   }
 
-  private func publish(stored: [String: ObjectSchema], version: UInt64, backlinks: Bool) -> RealmSchema {
+  private func publish(stored: [String: ObjectSchema], keyed: Set<String>, version: UInt64, backlinks: Bool)
+    -> RealmSchema
+  {
     let infos = Dictionary(classes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
-    let tables = stored.values.map { TableInfo(schema: $0, classInfo: infos[$0.className]) }
+    let tables = stored.values.map {
+      TableInfo(
+        schema: $0, classInfo: infos[$0.className], keysFromPrimaryKey: keyed.contains($0.className))
+    }
     let schema = RealmSchema(tables: tables, schemaVersion: version, hasBacklinks: backlinks)
     file.schema.withLock { $0 = schema }
     return schema
   }
 
-  private func readStored(_ write: WriteTransaction?) throws(Realm.Error) -> ([String: ObjectSchema], UInt64?) {
+  /// The stored schemas, the schema version, and the classes whose object keys are their
+  /// primary keys.
+  private func readStored(_ write: WriteTransaction?) throws(Realm.Error) -> (
+    stored: [String: ObjectSchema], version: UInt64?, keyed: Set<String>
+  ) {
     do {
       var schemas: [String: ObjectSchema] = [:]
+      var keyed: Set<String> = []
       var version: UInt64?
       let read: (String, [UInt8]) throws -> [UInt8]?
       let entries: [([UInt8], [UInt8])]
       if let write {
-        guard try write.hasKeyspace(RealmSchema.schemaKeyspace) else { return ([:], nil) }
+        guard try write.hasKeyspace(RealmSchema.schemaKeyspace) else { return ([:], nil, []) }
         read = { try write.get($1, in: $0) }
         entries = try collect(write.cursor(in: RealmSchema.schemaKeyspace))
       } else {
         let snapshot = try store.beginRead()
         defer { snapshot.close() }
-        guard try snapshot.hasKeyspace(RealmSchema.schemaKeyspace) else { return ([:], nil) }
+        guard try snapshot.hasKeyspace(RealmSchema.schemaKeyspace) else { return ([:], nil, []) }
         entries = try collect(snapshot.keyspace(RealmSchema.schemaKeyspace).cursor())
         let versionBytes = try snapshot.get(RealmSchema.versionKey, in: RealmSchema.metaKeyspace)
         version = versionBytes.map { TableInfo.key(from: $0) }
@@ -103,10 +114,11 @@ struct SchemaResolver {
         version = try read(RealmSchema.metaKeyspace, RealmSchema.versionKey).map { TableInfo.key(from: $0) }
       }
       for (_, value) in entries {
-        let schema = try SchemaCodec.decode(value)
+        let (schema, keysFromPrimaryKey) = try SchemaCodec.decodeWithKeyMode(value)
         schemas[schema.className] = schema
+        if keysFromPrimaryKey { keyed.insert(schema.className) }
       }
-      return (schemas, version ?? 0)
+      return (schemas, version ?? 0, keyed)
     } catch let error as Realm.Error {
       throw error
     } catch {
@@ -146,7 +158,8 @@ struct SchemaResolver {
 
   /// Brings the file's schema to the program's, in one write transaction.
   private func apply(
-    _ write: WriteTransaction, stored: [String: ObjectSchema], version: UInt64?, code: [String: ObjectSchema]
+    _ write: WriteTransaction, stored: [String: ObjectSchema], keyed: Set<String>, version: UInt64?,
+    code: [String: ObjectSchema]
   ) throws -> [String: ObjectSchema] {
     let storedVersion = version ?? configuration.schemaVersion
     if version != nil, configuration.schemaVersion < storedVersion {
@@ -212,8 +225,19 @@ struct SchemaResolver {
         oldRows[name] = rows
         try dropIndexes(write, old: oldTable)
       }
+      // A new table keys its objects by an integer primary key; an existing one keeps its
+      // mode while its primary key stays the same property (checked again after migrating).
+      let isNew = try stored[name] == nil && !write.hasKeyspace(new.keyspace)
+      let samePrimaryKey =
+        stored[name].map { old in
+          old.allProperties.first(where: \.isPrimary) == schema.allProperties.first(where: \.isPrimary)
+        } ?? false
+      let keysFromPrimaryKey =
+        TableInfo.canDeriveKeys(schema) && (isNew || (keyed.contains(name) && samePrimaryKey))
       try write.ensureKeyspace(new.keyspace)
-      try write.put(SchemaCodec.encode(schema), forKey: Array(name.utf8), in: RealmSchema.schemaKeyspace)
+      try write.put(
+        SchemaCodec.encode(schema, keysFromPrimaryKey: keysFromPrimaryKey), forKey: Array(name.utf8),
+        in: RealmSchema.schemaKeyspace)
       result[name] = schema
     }
     try write.put(
@@ -225,7 +249,7 @@ struct SchemaResolver {
       try migration.finish()
       result = migration.newSchemas
     }
-    for (name, schema) in result where code[name] != nil || stored[name] != schema {
+    for (name, schema) in result where migrating || code[name] != nil || stored[name] != schema {
       try rebuildIndexes(write, table: TableInfo(schema: schema, classInfo: nil))
     }
     return result
@@ -239,17 +263,36 @@ struct SchemaResolver {
   }
 
   /// Recreates the primary-key and secondary indexes of `table` from its rows, refusing
-  /// duplicate primary keys.
+  /// duplicate primary keys. A table whose object keys are its primary keys keeps that mode
+  /// only if every row's key still is its primary key (a migration may have set primary keys
+  /// or created objects); otherwise it falls back to a primary-key index.
   private func rebuildIndexes(_ write: WriteTransaction, table: TableInfo) throws {
     try dropIndexes(write, old: table)
-    guard table.primaryKeyIndex != nil || !table.indexedProperties.isEmpty else { return }
-    if table.primaryKeyIndex != nil { try write.createKeyspace(table.primaryKeyspace, tracksChanges: false) }
+    var keysFromPrimaryKey = false
+    if let bytes = try write.get(Array(table.name.utf8), in: RealmSchema.schemaKeyspace) {
+      keysFromPrimaryKey = try SchemaCodec.decodeWithKeyMode(bytes).keysFromPrimaryKey
+    }
+    if keysFromPrimaryKey, let pk = table.primaryKeyIndex {
+      let cursor = try write.cursor(in: table.keyspace)
+      while let (key, value) = try cursor.next() {
+        if TableInfo.derivedKey(try RowCodec.decode(value)[pk]).map(TableInfo.keyBytes) != key {
+          keysFromPrimaryKey = false
+          try write.put(
+            SchemaCodec.encode(table.objectSchema, keysFromPrimaryKey: false), forKey: Array(table.name.utf8),
+            in: RealmSchema.schemaKeyspace)
+          break
+        }
+      }
+    }
+    let indexesPrimaryKey = table.primaryKeyIndex != nil && !keysFromPrimaryKey
+    guard indexesPrimaryKey || !table.indexedProperties.isEmpty else { return }
+    if indexesPrimaryKey { try write.createKeyspace(table.primaryKeyspace, tracksChanges: false) }
     for index in table.indexedProperties { try write.createKeyspace(table.indexKeyspace(index), tracksChanges: false) }
     let cursor = try write.cursor(in: table.keyspace)
     var entries: [(String, [UInt8], [UInt8])] = []
     while let (key, value) = try cursor.next() {
       let row = try RowCodec.decode(value)
-      if let pk = table.primaryKeyIndex {
+      if indexesPrimaryKey, let pk = table.primaryKeyIndex {
         entries.append((table.primaryKeyspace, TableInfo.indexKey(row[pk]), key))
       }
       for index in table.indexedProperties {

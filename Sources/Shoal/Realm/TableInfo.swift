@@ -17,6 +17,11 @@ final class TableInfo: Sendable {
   let linkProperties: [(index: Int, target: String)]
   /// `AnyRealmValue` properties (and collections of them): their links name their class.
   let anyProperties: [Int]
+  /// Whether each object's key is its primary key itself (see `derivedKey`), so rows are
+  /// found by primary key without an index and stored in primary-key order. Set for a table
+  /// created with a non-optional integer primary key; cleared, and the index built, when a
+  /// migration leaves any row whose key is not its primary key.
+  let keysFromPrimaryKey: Bool
 
   /// Keyspace of rows, keyed by big-endian object key.
   var keyspace: String { "o/" + name }
@@ -25,8 +30,9 @@ final class TableInfo: Sendable {
   /// Keyspace of `indexed value + object key` for property `index`.
   func indexKeyspace(_ index: Int) -> String { "i/" + name + "/" + properties[index].name }
 
-  init(schema: ObjectSchema, classInfo: ClassInfo?) {
+  init(schema: ObjectSchema, classInfo: ClassInfo?, keysFromPrimaryKey: Bool = false) {
     name = schema.className
+    self.keysFromPrimaryKey = keysFromPrimaryKey && TableInfo.canDeriveKeys(schema)
     isEmbedded = schema.isEmbedded
     properties = schema.allProperties
     self.classInfo = classInfo
@@ -82,6 +88,20 @@ final class TableInfo: Sendable {
     }
   }
 
+  /// Whether a table of `schema` can key its objects by primary key: the key is a
+  /// non-optional integer of any width.
+  static func canDeriveKeys(_ schema: ObjectSchema) -> Bool {
+    guard let pk = schema.allProperties.first(where: \.isPrimary) else { return false }
+    return pk.type == .int && !pk.isOptional && pk.collection == .none
+  }
+
+  /// The object key of integer primary key `value`: its bits with the sign bit flipped, so
+  /// keys sort as the integers do. Nil for a value that is not an integer.
+  static func derivedKey(_ value: RowValue) -> ObjectKey? {
+    guard case .int(let n) = normalizedForIndex(value) else { return nil }
+    return ObjectKey(bitPattern: n) ^ (1 << 63)
+  }
+
   static func keyBytes(_ key: ObjectKey) -> [UInt8] {
     withUnsafeBytes(of: key.bigEndian) { Array($0) }
   }
@@ -112,7 +132,8 @@ final class TableInfo: Sendable {
 
 /// The stored form of a class's schema, kept in the `_schema` keyspace.
 enum SchemaCodec {
-  static func encode(_ schema: ObjectSchema) -> [UInt8] {
+  /// The stored form; `keysFromPrimaryKey` is kept with it (see `TableInfo`).
+  static func encode(_ schema: ObjectSchema, keysFromPrimaryKey: Bool = false) -> [UInt8] {
     let properties: [RowValue] = schema.allProperties.map { p in
       .list([
         .string(p.name), .int(Int64(p.type.rawValue)), .int(Int64(p.collection.rawValue)), .bool(p.isOptional),
@@ -120,15 +141,26 @@ enum SchemaCodec {
         p.linkOriginPropertyName.map { .string($0) } ?? .null,
       ])
     }
-    return RowCodec.encode([.string(schema.className), .bool(schema.isEmbedded), .list(properties)])
+    return RowCodec.encode([
+      .string(schema.className), .bool(schema.isEmbedded), .list(properties), .bool(keysFromPrimaryKey),
+    ])
   }
 
-  static func decode(_ bytes: [UInt8]) throws -> ObjectSchema {
+  static func decode(_ bytes: [UInt8]) throws -> ObjectSchema { try decodeWithKeyMode(bytes).schema }
+
+  /// The schema and whether its table's object keys are its primary keys (files written
+  /// before that existed store three fields: no).
+  static func decodeWithKeyMode(_ bytes: [UInt8]) throws -> (schema: ObjectSchema, keysFromPrimaryKey: Bool) {
     let bad = Realm.Error(.invalidDatabase, "The stored schema is corrupt; the file cannot be opened.")
     let row = try RowCodec.decode(bytes)
-    guard row.count == 3, case .string(let name) = row[0], case .bool(let embedded) = row[1],
+    guard row.count == 3 || row.count == 4, case .string(let name) = row[0], case .bool(let embedded) = row[1],
       case .list(let items) = row[2]
     else { throw bad }
+    var keyed = false
+    if row.count == 4 {
+      guard case .bool(let flag) = row[3] else { throw bad }
+      keyed = flag
+    }
     var properties: [Property] = []
     for item in items {
       guard case .list(let f) = item, f.count == 8, case .string(let pname) = f[0], case .int(let type) = f[1],
@@ -145,6 +177,6 @@ enum SchemaCodec {
           name: pname, type: ptype, isOptional: optional, collection: pcollection, objectClassName: target,
           linkOriginPropertyName: origin, isIndexed: indexed, isPrimary: primary))
     }
-    return ObjectSchema(className: name, isEmbedded: embedded, properties: properties)
+    return (ObjectSchema(className: name, isEmbedded: embedded, properties: properties), keyed)
   }
 }
