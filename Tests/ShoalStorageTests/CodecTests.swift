@@ -43,6 +43,52 @@ import Testing
     #expect(good.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count + 1) } == nil)
   }
 
+  /// Nodes are stored packed (varint entry lengths for the offset table) under LZ4; packing
+  /// round-trips exactly, anything else falls back to plain LZ4, and damaged packed bytes
+  /// never decode into a node of the wrong length or crash.
+  @Test func packedNodesRoundTripAndRejectDamage() throws {
+    var rng = SplitMix64(seed: 7)
+    let words = ["shoal", "fish", "reef", "tide", "kelp"]
+    let keys = (0..<120).map { i in Array("key-\(1000 + i)".utf8) }
+    let values: [LeafValue] = keys.indices.map { i in
+      let text = (0..<(i % 40)).map { _ in words[Int(rng.next() % 5)] }.joined(separator: " ")
+      // Some entries longer than 127 bytes, so their lengths take two varint bytes.
+      return .inline(Array(text.utf8) + (i % 7 == 0 ? [UInt8](repeating: 9, count: 200) : []))
+    }
+    let leaf = DirtyNode(leafKeys: keys, values: values).encode()
+    let packed = try #require(BlockCodec.packNode(leaf))
+    #expect(packed.count < leaf.count - 2 * keys.count)
+    #expect(packed.withUnsafeBytes { BlockCodec.unpackNode($0, rawLength: leaf.count) } == leaf)
+
+    let (codec, block, count) = BlockCodec.encode(leaf, granule: 128, isNode: true)
+    #expect(codec == .lz4Node)
+    let back = block.withUnsafeBytes {
+      BlockCodec.decode(UnsafeRawBufferPointer(rebasing: $0[..<count]), codec: .lz4Node, rawLength: leaf.count)
+    }
+    #expect(back == leaf)
+    var reason = ""
+    #expect(NodeImage(bytes: try #require(back), reason: &reason)?.count == keys.count)
+
+    // Not a node: plain LZ4.
+    let text = Array(String(repeating: "no offset table here ", count: 40).utf8)
+    #expect(BlockCodec.packNode(text) == nil)
+    #expect(BlockCodec.encode(text, granule: 128, isNode: true).codec == .lz4)
+
+    // Damage: every single-byte change and truncation either fails or yields exactly the
+    // claimed length (which the node's own validation then checks).
+    for _ in 0..<2_000 {
+      var bad = packed
+      switch rng.next() % 3 {
+      case 0: bad[Int(rng.next() % UInt64(bad.count))] ^= UInt8(1 + rng.next() % 255)
+      case 1: bad.removeLast(Int(1 + rng.next() % UInt64(bad.count)))
+      default: bad.insert(UInt8(rng.next() % 256), at: Int(rng.next() % UInt64(bad.count)))
+      }
+      let result = bad.withUnsafeBytes { BlockCodec.unpackNode($0, rawLength: leaf.count) }
+      #expect(result == nil || result?.count == leaf.count)
+    }
+    #expect([UInt8]().withUnsafeBytes { BlockCodec.unpackNode($0, rawLength: 64) } == nil)
+  }
+
   @Test func changeRecordRoundTrips() {
     let record = ChangeRecord(
       version: 77,

@@ -6,15 +6,27 @@ public enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
   case raw = 0
   /// LZ4 block format.
   case lz4 = 1
+  /// LZ4 of a B+tree node in its packed form (`BlockCodec.packNode`): the node's table of
+  /// 4-byte entry offsets is stored as varint entry lengths, which LZ4 alone cannot shrink.
+  case lz4Node = 2
 
-  public var description: String { self == .raw ? "raw" : "lz4" }
+  public var description: String {
+    switch self {
+    case .raw: return "raw"
+    case .lz4: return "lz4"
+    case .lz4Node: return "lz4-node"
+    }
+  }
 }
 
 /// LZ4 compression of blocks, falling back to raw storage when compression does not pay.
 enum BlockCodec {
   /// Compresses `input`; returns the codec used, the stored bytes zero-padded to a multiple
   /// of `granule` (a block's extent, ready to write), and how many of them are stored bytes.
-  static func encode(_ input: [UInt8], granule: Int) -> (codec: BlockCodecKind, block: [UInt8], storedCount: Int) {
+  /// A node (`isNode`) is compressed in its packed form (`packNode`).
+  static func encode(_ input: [UInt8], granule: Int, isNode: Bool = false) -> (
+    codec: BlockCodecKind, block: [UInt8], storedCount: Int
+  ) {
     func padded(_ n: Int) -> Int { (n + granule - 1) / granule * granule }
     func raw() -> (BlockCodecKind, [UInt8], Int) {
       var block = [UInt8]()
@@ -25,14 +37,16 @@ enum BlockCodec {
     }
     // Tiny blocks are not worth the call.
     guard input.count >= 64 else { return raw() }
-    let bound = Int(LZ4_compressBound(Int32(input.count)))
+    let packed = isNode ? packNode(input) : nil
+    let source = packed ?? input
+    let bound = Int(LZ4_compressBound(Int32(source.count)))
     var written: Int32 = 0
     let output = [UInt8](unsafeUninitializedCapacity: padded(bound)) { dst, count in
-      written = input.withUnsafeBytes { src in
+      written = source.withUnsafeBytes { src in
         LZ4_compress_default(
           src.baseAddress?.assumingMemoryBound(to: CChar.self),
           UnsafeMutableRawPointer(dst.baseAddress)?.assumingMemoryBound(to: CChar.self),
-          Int32(input.count), Int32(bound))
+          Int32(source.count), Int32(bound))
       }
       let stored = max(0, Int(written))
       let end = padded(stored)
@@ -41,17 +55,108 @@ enum BlockCodec {
     }
     // Keep the compressed form only when it saves at least an eighth.
     guard written > 0, Int(written) <= input.count - input.count / 8 else { return raw() }
-    return (.lz4, output, Int(written))
+    return (packed == nil ? .lz4 : .lz4Node, output, Int(written))
+  }
+
+  /// The packed form of an encoded node (`DirtyNode.encode`, `NodeImage`): its header, the
+  /// length of each entry as a varint in place of the `count + 1` u32 offsets, then the
+  /// entries unchanged. Nil when `node` does not have a node's offset table (stored as
+  /// plain LZ4 then).
+  static func packNode(_ node: [UInt8]) -> [UInt8]? {
+    node.withUnsafeBytes { p -> [UInt8]? in
+      let n = p.count
+      guard n >= 12 else { return nil }
+      let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+      let table = 8 + 4 * (count + 1)
+      guard count < n, table <= n else { return nil }
+      func offset(_ i: Int) -> Int {
+        Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 + 4 * i, as: UInt32.self)))
+      }
+      guard offset(0) == table, offset(count) == n else { return nil }
+      var out = [UInt8]()
+      out.reserveCapacity(n - 4 * (count + 1) + 3 * count)
+      out += UnsafeRawBufferPointer(rebasing: p[0..<8])
+      for i in 0..<count {
+        let (start, end) = (offset(i), offset(i + 1))
+        guard end >= start else { return nil }
+        var length = end - start
+        while length >= 0x80 {
+          out.append(UInt8(truncatingIfNeeded: length) | 0x80)
+          length >>= 7
+        }
+        out.append(UInt8(length))
+      }
+      out += UnsafeRawBufferPointer(rebasing: p[table..<n])
+      return out
+    }
+  }
+
+  /// The node `packNode` packed, exactly `rawLength` bytes; nil for anything that is not a
+  /// consistent packed node of that length.
+  static func unpackNode(_ packed: UnsafeRawBufferPointer, rawLength: Int) -> [UInt8]? {
+    let n = packed.count
+    guard n >= 8 else { return nil }
+    let count = Int(UInt32(littleEndian: packed.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+    guard count < rawLength else { return nil }
+    let table = 8 + 4 * (count + 1)
+    guard table <= rawLength else { return nil }
+    var ok = true
+    let out = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, initialized in
+      let base = UnsafeMutableRawPointer(buffer.baseAddress)
+      guard let base else {
+        ok = false
+        return
+      }
+      base.copyMemory(from: packed.baseAddress!, byteCount: 8)  // safe: n >= 8 checked above
+      var position = 8
+      var offset = table
+      base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8, as: UInt32.self)
+      for i in 0..<count {
+        var length = 0
+        var shift = 0
+        while true {
+          guard position < n, shift <= 28 else {
+            ok = false
+            return
+          }
+          let byte = packed[position]
+          position += 1
+          length |= Int(byte & 0x7F) << shift
+          if byte < 0x80 { break }
+          shift += 7
+        }
+        offset += length
+        guard offset <= rawLength else {
+          ok = false
+          return
+        }
+        base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8 + 4 * (i + 1), as: UInt32.self)
+      }
+      guard offset == rawLength, n - position == rawLength - table else {
+        ok = false
+        return
+      }
+      if rawLength > table {
+        (base + table).copyMemory(from: packed.baseAddress! + position, byteCount: rawLength - table)  // safe: n > position here
+      }
+      initialized = rawLength
+    }
+    return ok ? out : nil
   }
 
   /// Decompresses `stored` into exactly `rawLength` bytes, or returns nil if the bytes are not
   /// a valid LZ4 block of that length.
-  static func decode(_ stored: UnsafeRawBufferPointer, codec: BlockCodecKind, rawLength: Int)
+  /// With `exact` false, LZ4 may produce fewer bytes (at most `rawLength`): a packed node.
+  static func decode(_ stored: UnsafeRawBufferPointer, codec: BlockCodecKind, rawLength: Int, exact: Bool = true)
     -> [UInt8]?
   {
     switch codec {
     case .raw:
       return stored.count == rawLength ? Array(stored) : nil
+    case .lz4Node:
+      // The packed form is never longer than the node.
+      guard let packed = decode(stored, codec: .lz4, rawLength: rawLength, exact: false) else { return nil }
+      return packed.withUnsafeBytes { unpackNode($0, rawLength: rawLength) }
     case .lz4:
       guard rawLength > 0, rawLength <= Int(Int32.max), stored.count <= Int(Int32.max) else {
         return nil
@@ -62,8 +167,8 @@ enum BlockCodec {
           stored.baseAddress?.assumingMemoryBound(to: CChar.self),
           UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: CChar.self),
           Int32(stored.count), Int32(rawLength))
-        ok = produced == Int32(rawLength)
-        count = ok ? rawLength : 0
+        ok = exact ? produced == Int32(rawLength) : produced > 0
+        count = ok ? Int(produced) : 0
       }
       return ok ? out : nil
     }

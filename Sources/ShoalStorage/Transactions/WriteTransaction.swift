@@ -405,8 +405,10 @@ struct CommitWriter {
 
   /// Compresses, places (packed into the current run, or alone when `packed` is false),
   /// checksums and batches one block.
-  mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace, packed: Bool = true) throws -> BlockPointer {
-    let (codec, block, storedCount) = BlockCodec.encode(raw, granule: Int(FileLayout.granule))
+  mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace, packed: Bool = true, isNode: Bool = false) throws
+    -> BlockPointer
+  {
+    let (codec, block, storedCount) = BlockCodec.encode(raw, granule: Int(FileLayout.granule), isNode: isNode)
     guard storedCount <= Int(UInt32.max) else {
       throw StorageError.invalidArgument("A block of \(storedCount) bytes is too large to store.")
     }
@@ -447,7 +449,7 @@ struct CommitWriter {
         }
       }
       let raw = node.encode()
-      let p = try writeBlock(raw, space: &space, packed: isRoot || node.originBirth + 1 == version)
+      let p = try writeBlock(raw, space: &space, packed: isRoot || node.originBirth + 1 == version, isNode: true)
       let image = NodeImage(encoded: raw, of: node)
       store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
       slot = .clean(p, node.subtreeCount)
