@@ -73,4 +73,47 @@ import Testing
     #expect(event.user as? String == "ann")
     #expect(event["_id"] is ObjectId)
   }
+
+  @Test func dynamicCollectionsOfObjects() throws {
+    var configuration = memoryConfiguration()
+    configuration.objectTypes = [Person.self, Dog.self, Address.self, Kennel.self]
+    let realm = try Realm(configuration: configuration)
+    let person = Person(id: 1, name: "P", age: 30)
+    let kennel = Kennel()
+    try realm.write {
+      person.dogs.append(objectsIn: [Dog(value: ["name": "a"]), Dog(value: ["name": "b"])])
+      realm.add(person)
+      realm.add(kennel)
+      kennel.dogSet.insert(person.dogs[0])
+      kennel.dogMap["first"] = person.dogs[1]
+    }
+    let list = person.dynamicList("dogs")
+    #expect(list.map { $0["name"] as? String } == ["a", "b"])
+    #expect(list.first?.objectSchema.className == "Dog")
+    try realm.write { list.append(try #require(realm.dynamicObjects("Dog").first)) }
+    #expect(person.dogs.map(\.name) == ["a", "b", "a"])
+    #expect(kennel.dynamicMutableSet("dogSet").map { $0["name"] as? String } == ["a"])
+    let map: Map<String, DynamicObject?> = kennel.dynamicMap("dogMap")
+    #expect(map["first"]??["name"] as? String == "b")
+  }
+
+  @Test func objectKeyIdentifiableIsStablePerStoredObject() throws {
+    var configuration = memoryConfiguration()
+    configuration.objectTypes = [Person.self, Dog.self, Address.self, Kennel.self]
+    let realm = try Realm(configuration: configuration)
+    let a = Kennel()
+    let b = Kennel()
+    #expect(a.id != b.id)
+    try realm.write { realm.add([a, b]) }
+    let all = realm.objects(Kennel.self)
+    #expect(all[0].id == all[0].id && all[0].id != all[1].id)
+    #expect(Set(all.map(\.id)) == [a.id, b.id])
+  }
+}
+
+final class Kennel: Object, ObjectKeyIdentifiable {
+  override class func shouldIncludeInDefaultSchema() -> Bool { false }
+  override class func propertiesMapping() -> [String: String] { ["dogSet": "dog_set"] }
+  @Persisted var dogSet: MutableSet<Dog>
+  @Persisted var dogMap: Map<String, Dog?>
 }

@@ -10,16 +10,21 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   /// The owning object and property, for managed lists.
   let parent: ObjectBase?
   let propertyIndex: Int
+  /// The target class of a dynamic collection (`Object.dynamicList(_:)` and the like), whose
+  /// elements are `DynamicObject`s of it.
+  let dynamicTable: TableInfo?
 
   /// Creates an empty, unmanaged list.
   public init() {
     parent = nil
     propertyIndex = 0
+    dynamicTable = nil
   }
 
-  init(parent: ObjectBase, index: Int) {
+  init(parent: ObjectBase, index: Int, dynamicTable: TableInfo? = nil) {
     self.parent = parent
     self.propertyIndex = index
+    self.dynamicTable = dynamicTable
   }
 
   private var stored: [RowValue] {
@@ -28,7 +33,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     return []
   }
 
-  private var context: _AccessContext { _AccessContext(parent?._core) }
+  private var context: _AccessContext { _AccessContext(parent?._core, dynamicTable: dynamicTable) }
 
   private func element(_ value: RowValue) -> Element { Element._rlmFromStored(_StoredValue(value), context) }
 

@@ -6,16 +6,21 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   var unmanaged: [String: Value] = [:]
   let parent: ObjectBase?
   let propertyIndex: Int
+  /// The target class of a dynamic collection (`Object.dynamicList(_:)` and the like), whose
+  /// elements are `DynamicObject`s of it.
+  let dynamicTable: TableInfo?
 
   /// Creates an empty, unmanaged map.
   public init() {
     parent = nil
     propertyIndex = 0
+    dynamicTable = nil
   }
 
-  init(parent: ObjectBase, index: Int) {
+  init(parent: ObjectBase, index: Int, dynamicTable: TableInfo? = nil) {
     self.parent = parent
     self.propertyIndex = index
+    self.dynamicTable = dynamicTable
   }
 
   private var stored: [RowValue.MapEntry] {
@@ -24,7 +29,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
     return []
   }
 
-  private var context: _AccessContext { _AccessContext(parent?._core) }
+  private var context: _AccessContext { _AccessContext(parent?._core, dynamicTable: dynamicTable) }
   private func value(_ stored: RowValue) -> Value { Value._rlmFromStored(_StoredValue(stored), context) }
 
   private func update(_ body: (inout [RowValue.MapEntry]) -> Void) {

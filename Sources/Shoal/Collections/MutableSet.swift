@@ -6,16 +6,21 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   var unmanaged: [Element] = []
   let parent: ObjectBase?
   let propertyIndex: Int
+  /// The target class of a dynamic collection (`Object.dynamicList(_:)` and the like), whose
+  /// elements are `DynamicObject`s of it.
+  let dynamicTable: TableInfo?
 
   /// Creates an empty, unmanaged set.
   public init() {
     parent = nil
     propertyIndex = 0
+    dynamicTable = nil
   }
 
-  init(parent: ObjectBase, index: Int) {
+  init(parent: ObjectBase, index: Int, dynamicTable: TableInfo? = nil) {
     self.parent = parent
     self.propertyIndex = index
+    self.dynamicTable = dynamicTable
   }
 
   private var stored: [RowValue] {
@@ -24,7 +29,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     return []
   }
 
-  private var context: _AccessContext { _AccessContext(parent?._core) }
+  private var context: _AccessContext { _AccessContext(parent?._core, dynamicTable: dynamicTable) }
   private func element(_ value: RowValue) -> Element { Element._rlmFromStored(_StoredValue(value), context) }
   private func storedElement(_ element: Element) -> RowValue { element._rlmToStored(context).value }
 

@@ -31,6 +31,11 @@ open class ObjectBase: CustomStringConvertible {
   /// Whether the class is part of the schema when `Realm.Configuration.objectTypes` is nil.
   open class func shouldIncludeInDefaultSchema() -> Bool { true }
 
+  /// Swift property names mapped to the names RealmSwift would persist them under (its hook for
+  /// sharing a schema with other SDKs). Accepted so that models port unchanged; Shoal files
+  /// keep the Swift names, which queries, key paths and the schema use as in RealmSwift.
+  open class func propertiesMapping() -> [String: String] { [:] }
+
   /// Creates an unmanaged object from a dictionary of property names to values, an array of
   /// values in property order, or another object with the same properties.
   public convenience init(value: Any) {
@@ -194,6 +199,42 @@ open class Object: ObjectBase, RealmCollectionValue {
     return _table?.name == object._table?.name && _key == object._key
   }
 
+  /// The list of objects in property `propertyName`, with its elements as `DynamicObject`s
+  /// (RealmSwift's name; for code that does not know the elements' class).
+  public func dynamicList(_ propertyName: String) -> List<DynamicObject> {
+    let (index, target) = dynamicCollection(propertyName, .list, "a list")
+    return List(parent: self, index: index, dynamicTable: target)
+  }
+
+  /// The set of objects in property `propertyName`, with its elements as `DynamicObject`s.
+  public func dynamicMutableSet(_ propertyName: String) -> MutableSet<DynamicObject> {
+    let (index, target) = dynamicCollection(propertyName, .set, "a set")
+    return MutableSet(parent: self, index: index, dynamicTable: target)
+  }
+
+  /// The map of objects in property `propertyName`, with its values as `DynamicObject`s.
+  public func dynamicMap<Key: _MapKey>(_ propertyName: String) -> Map<Key, DynamicObject?> {
+    let (index, target) = dynamicCollection(propertyName, .map, "a map")
+    return Map(parent: self, index: index, dynamicTable: target)
+  }
+
+  private func dynamicCollection(_ name: String, _ collection: PropertyCollection, _ kind: String) -> (Int, TableInfo) {
+    guard let core = _core, let table = _table else {
+      fatalError(
+        "Dynamic collections are only available on managed objects: add '\(_classInfo.className)' to a Realm first.")
+    }
+    guard let index = table.propertyIndex[name] else {
+      fatalError(Realm.Error.invalidProperty(name, className: table.name).description)
+    }
+    let property = table.properties[index]
+    guard property.collection == collection, property.type == .object,
+      let target = property.objectClassName.flatMap({ core.table(named: $0) })
+    else {
+      fatalError("Property '\(table.name).\(name)' is not \(kind) of objects.")
+    }
+    return (index, target)
+  }
+
   /// Same as `self[key]`.
   open func value(forKey key: String) -> Any? { self[key] }
   /// Same as `self[key] = value`.
@@ -318,5 +359,25 @@ extension ObjectBase {
     } else {
       fatalError("Invalid value '\(value)' to initialize object of type '\(info.className)'")
     }
+  }
+}
+
+/// Objects with a stable identity (RealmSwift's protocol, used by SwiftUI lists elsewhere):
+/// `id` is the same for every accessor of one stored object, in any thread or process, and
+/// for an unmanaged object it is that instance's identity.
+public protocol ObjectKeyIdentifiable: Identifiable, ObjectBase {
+  /// The stable identity of the object.
+  var id: UInt64 { get }
+}
+
+extension ObjectKeyIdentifiable {
+  public var id: UInt64 {
+    guard _core != nil, let table = _table else {
+      return UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
+    }
+    // FNV-1a of the class name, mixed with the object key.
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in table.name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+    return hash ^ (_key &* 0x9E37_79B9_7F4A_7C15)
   }
 }
