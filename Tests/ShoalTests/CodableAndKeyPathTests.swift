@@ -226,6 +226,23 @@ struct CodableAndKeyPathTests {
     here.refresh()
     #expect(here.objects(Dog.self).count == 2)
     #expect(try Realm(configuration: configuration, queue: nil).objects(Dog.self).count == 2)
+    // Without observers, a queue-confined Realm still moves to new versions on its queue.
+    let follower = try queue.sync { try Realm(configuration: configuration, queue: queue) }
+    let dogs = queue.sync { follower.objects(Dog.self) }
+    try here.write { here.add(Dog(value: ["name": "Max", "age": 2])) }
+    var seen = 0
+    for _ in 0..<1_000 where seen != 3 {
+      seen = queue.sync { dogs.count }
+      if seen != 3 { usleep(10_000) }
+    }
+    #expect(seen == 3, "the queue's Realm followed the commit without refresh()")
+    // With autorefresh off it stays where it is.
+    queue.sync { follower.autorefresh = false }
+    try here.write { here.add(Dog(value: ["name": "Fido", "age": 4])) }
+    usleep(100_000)
+    #expect(queue.sync { dogs.count } == 3)
+    queue.sync { _ = follower.refresh() }
+    #expect(queue.sync { dogs.count } == 4)
 
     var missing = Realm.Configuration(fileURL: URL(fileURLWithPath: "/nonexistent-dir-\(UUID())/x.realm"))
     missing.readOnly = true

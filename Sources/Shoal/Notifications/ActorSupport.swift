@@ -12,6 +12,7 @@ extension RealmCore {
   static func forActor<A: Actor>(_ configuration: Realm.Configuration, _ actor: A) throws(Realm.Error) -> RealmCore {
     let core = try RealmCore(configuration: configuration)
     core.deliveryMode = .actor(actor)
+    core.followCommits()
     return core
   }
 }

@@ -106,6 +106,7 @@ extension RealmCore {
   static func forQueue(_ configuration: Realm.Configuration, _ queue: DispatchQueue) throws(Realm.Error) -> RealmCore {
     let core = try RealmCore(configuration: configuration)
     core.deliveryMode = .queue(queue)
+    core.followCommits()
     return core
   }
 

@@ -363,8 +363,9 @@ final class CoreBox: @unchecked Sendable {  // safe: `core` is only dereferenced
   init(_ core: RealmCore) { self.core = core }
 }
 
-/// A weak reference to a thread's Realm, for the listener thread to schedule on the main queue.
-final class WeakCoreBox: @unchecked Sendable {  // safe: `core` is only dereferenced on the main queue
+/// A weak reference to a Realm, for the listener thread to schedule work on the Realm's own
+/// queue or actor (or the main queue) without keeping it alive.
+final class WeakCoreBox: @unchecked Sendable {  // safe: `core` is only dereferenced on its own queue or actor
   weak var core: RealmCore?
   init(_ core: RealmCore) { self.core = core }
 }
@@ -374,18 +375,41 @@ extension RealmCore {
   func addObserver(_ observer: any RealmObserver) {
     if isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
     observers.append(observer)
-    guard wakeToken == nil else { return }
+    updateWakeToken()
+  }
+
+  /// Makes this Realm, confined to a queue or an actor, move to each new version on its queue
+  /// or actor as other threads and processes commit, with or without observers, as
+  /// RealmSwift's queue-confined Realms do (when `autorefresh` is on).
+  func followCommits() {
+    followsCommits = true
+    updateWakeToken()
+  }
+
+  /// Keeps the listener that wakes this Realm where it lives in step with what needs it:
+  /// none; one holding the Realm weakly (it only follows commits, so it may go away); or, while
+  /// observers wait, one holding it strongly (an observer's token alone may keep it alive).
+  func updateWakeToken() {
+    let strong = !observers.isEmpty
+    guard strong || followsCommits else {
+      wakeToken?.invalidate()
+      wakeToken = nil
+      return
+    }
+    if wakeToken != nil, wakeTokenIsStrong == strong { return }
+    wakeToken?.invalidate()
+    wakeToken = nil
+    wakeTokenIsStrong = strong
+    let weak = WeakCoreBox(self)
+    let held = strong ? CoreBox(self) : nil
     switch deliveryMode {
     case .queue(let queue):
-      let box = CoreBox(self)
-      wakeToken = store.addChangeListener { _, _ in queue.async { box.core.wake() } }
+      wakeToken = store.addChangeListener { _, _ in queue.async { (held?.core ?? weak.core)?.wake() } }
     case .currentThread where Thread.isMainThread:
-      let box = WeakCoreBox(self)
-      wakeToken = store.addChangeListener { _, _ in DispatchQueue.main.async { box.core?.wake() } }
+      wakeToken = store.addChangeListener { _, _ in DispatchQueue.main.async { weak.core?.wake() } }
     case .actor(let actor):
-      let box = CoreBox(self)
       wakeToken = store.addChangeListener { _, _ in
-        Task { await runIsolated(actor, Handover<() -> Void>({ box.core.wake() })) }
+        Task { await runIsolated(actor, Handover<() -> Void>({ (held?.core ?? weak.core)?.wake() })) }
       }
     case .currentThread:
       break
@@ -395,7 +419,7 @@ extension RealmCore {
   /// A commit happened somewhere: refresh (delivering) if this Realm refreshes automatically.
   func wake() {
     pruneObservers()
-    guard !observers.isEmpty, write == nil else { return }
+    guard !observers.isEmpty || followsCommits, write == nil else { return }
     if autorefresh {
       _ = refresh()
     } else if store.latestVersion != read?.version {
@@ -407,10 +431,7 @@ extension RealmCore {
 
   func pruneObservers() {
     observers.removeAll { $0.token == nil || $0.token?.isInvalidated == true }
-    if observers.isEmpty, let wakeToken {
-      wakeToken.invalidate()
-      self.wakeToken = nil
-    }
+    if observers.isEmpty { updateWakeToken() }
   }
 
   /// Tells every observer what changed between `old` and `new`.

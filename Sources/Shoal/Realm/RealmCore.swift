@@ -15,8 +15,13 @@ final class RealmCore {
   var observers: [any RealmObserver] = []
   /// Where notifications are delivered.
   var deliveryMode: DeliveryMode = .currentThread
-  /// Wakes this Realm when another thread or process commits (main-thread and queue Realms).
+  /// Wakes this Realm when another thread or process commits (main-thread, queue and actor
+  /// Realms; see `updateWakeToken`).
   var wakeToken: ChangeListenerToken?
+  /// Whether `wakeToken` holds this Realm strongly (observers wait) or weakly.
+  var wakeTokenIsStrong = false
+  /// Whether this Realm follows commits without observers (see `followCommits`).
+  var followsCommits = false
   var isDelivering = false
   /// Tokens a `write(withoutNotifying:)` asked to skip for its commit.
   var skippedTokens: [NotificationToken] = []
