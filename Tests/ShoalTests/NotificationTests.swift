@@ -136,6 +136,42 @@ struct NotificationTests {
     withExtendedLifetime([t1, t2, t3, typed]) {}
   }
 
+  /// Writes several links away reach observers without key paths (four links deep), and key
+  /// paths name a path to any depth.
+  @Test func deepLinksAndDeepKeyPaths() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      let first = Person(id: 1, name: "a", age: 1)
+      let second = Person(id: 2, name: "b", age: 2)
+      second.address = Address(value: ["city": "Oslo"])
+      first.dog = Dog(value: ["name": "rex", "owner": second])
+      realm.add([first, second])
+    }
+    let people = realm.objects(Person.self).sorted(byKeyPath: "id")
+    let second = try #require(realm.object(ofType: Person.self, forPrimaryKey: 2))
+    var all: [Seen] = []
+    var ownerName: [Seen] = []
+    var shallow: [Seen] = []
+    var objectChanges: [[String]] = []
+    let t1 = people.observe { all.append(Seen($0)) }
+    let t2 = people.observe(keyPaths: ["dog.owner.name"]) { ownerName.append(Seen($0)) }
+    let t3 = people.observe(keyPaths: ["dog.name"]) { shallow.append(Seen($0)) }
+    let t4 = try #require(people.first).observe { change in
+      if case .change(_, let properties) = change { objectChanges.append(properties.map(\.name)) }
+    }
+    // Person 1 -> dog -> owner (person 2) -> address -> city: three links from person 1.
+    try realm.write { second.address?.city = "Bergen" }
+    #expect(all.last == .update(count: 2, deletions: [], insertions: [], modifications: [0, 1]))
+    #expect(ownerName.count == 1 && shallow.count == 1)
+    #expect(objectChanges == [["dog"]])
+    try realm.write { second.name = "z" }
+    #expect(ownerName.last == .update(count: 2, deletions: [], insertions: [], modifications: [0]))
+    #expect(shallow.count == 1)
+    try realm.write { second.age = 9 }
+    #expect(ownerName.count == 2 && shallow.count == 1 && all.count == 4)
+    withExtendedLifetime([t1, t2, t3, t4]) {}
+  }
+
   @Test func objectChangesCarryPropertyNamesAndValues() throws {
     let realm = try Realm(configuration: memoryConfiguration())
     let person = Person(id: 1, name: "a", age: 1)

@@ -21,76 +21,142 @@ protocol RealmObserver: AnyObject {
   func update(core: RealmCore, old: ReadTransaction, summary: ChangeSummary, local: Bool) -> Bool
 }
 
-/// A key-path filter of an observation, resolved against a class.
-struct ObservationFilter {
-  /// Properties of the observed class whose writes count; nil means all.
-  var mask: [UInt8]?
-  /// Link properties whose targets' writes count, and which of the targets' properties (nil:
-  /// any). Without key paths: every link property, any property of the target.
-  var nested: [(index: Int, target: TableInfo, mask: [UInt8]?)]
+/// A key-path filter of an observation, resolved against a class: which of its properties'
+/// writes count, and, through link properties, which writes to linked objects count, to any
+/// depth a key path names (`"owner.address.city"`).
+final class ObservationFilter {
+  /// How many links deep an observation without key paths follows writes to linked objects.
+  static let defaultLinkDepth = 4
 
-  init(keyPaths: [String]?, table: TableInfo, core: RealmCore) {
-    guard let keyPaths else {
-      mask = nil
-      nested = table.properties.indices.compactMap { index in
-        let property = table.properties[index]
-        guard property.type == .object, property.collection != .linkingObjects,
-          let target = property.objectClassName.flatMap(core.table(named:))
-        else { return nil }
-        return (index, target, nil)
-      }
-      return
-    }
-    var top: Set<Int> = []
-    var nestedByIndex: [Int: (TableInfo, Set<Int>?)] = [:]
-    for path in keyPaths {
-      let parts = path.split(separator: ".").map(String.init)
-      guard let first = parts.first, let index = table.propertyIndex[first] else {
-        fatalError("Property '\(path.split(separator: ".").first ?? "")' not found in object of type '\(table.name)'")
-      }
-      top.insert(index)
-      let property = table.properties[index]
-      guard property.type == .object, let target = property.objectClassName.flatMap(core.table(named:)) else {
-        continue
-      }
-      if parts.count > 1 {
-        guard let inner = target.propertyIndex[parts[1]] else {
-          fatalError("Property '\(parts[1])' not found in object of type '\(target.name)'")
-        }
-        var existing = nestedByIndex[index] ?? (target, [])
-        existing.1?.insert(inner)
-        nestedByIndex[index] = existing
-      } else if nestedByIndex[index] == nil, property.collection != .none {
-        // A collection of objects observed as a whole: its objects' writes count too.
-        nestedByIndex[index] = (target, nil)
-      }
-    }
-    mask = ChangeSummary.mask(top, count: table.properties.count)
-    nested = nestedByIndex.map { index, value in
-      (index, value.0, value.1.map { ChangeSummary.mask($0, count: value.0.properties.count) })
-    }
+  let table: TableInfo
+  /// Properties of the class whose writes count; nil means all.
+  private(set) var mask: [UInt8]?
+  /// Link properties whose targets' writes count, with the filter for those targets. Without
+  /// key paths: every link property, any property of the target, `defaultLinkDepth` deep.
+  private(set) var nested: [(index: Int, filter: ObservationFilter)]
+
+  private init(table: TableInfo, mask: [UInt8]?, nested: [(index: Int, filter: ObservationFilter)]) {
+    self.table = table
+    self.mask = mask
+    self.nested = nested
   }
 
-  /// Whether writes to `key` (with `summary`'s masks), or to the objects it links to, count.
-  func isModified(_ key: ObjectKey, row: [RowValue]?, table: TableInfo, summary: ChangeSummary) -> Bool {
+  convenience init(keyPaths: [String]?, table: TableInfo, core: RealmCore) {
+    guard let keyPaths else {
+      // Shared per class and remaining depth, so cycles of links stay small.
+      var made: [String: ObservationFilter] = [:]
+      func everything(_ table: TableInfo, _ depth: Int) -> ObservationFilter {
+        let id = table.name + "/" + String(depth)
+        if let filter = made[id] { return filter }
+        let filter = ObservationFilter(table: table, mask: nil, nested: [])
+        made[id] = filter
+        if depth > 0 {
+          filter.nested = table.properties.indices.compactMap { index in
+            let property = table.properties[index]
+            guard property.type == .object, property.collection != .linkingObjects,
+              let target = property.objectClassName.flatMap(core.table(named:))
+            else { return nil }
+            return (index, everything(target, depth - 1))
+          }
+        }
+        return filter
+      }
+      let top = everything(table, ObservationFilter.defaultLinkDepth)
+      self.init(table: table, mask: nil, nested: top.nested)
+      return
+    }
+    // A tree of the key paths' components: properties named at each level (nil: any).
+    final class Level {
+      let table: TableInfo
+      var names: Set<Int>? = []
+      var links: [Int: Level] = [:]
+      init(_ table: TableInfo) { self.table = table }
+      func filter() -> ObservationFilter {
+        ObservationFilter(
+          table: table, mask: names.map { ChangeSummary.mask($0, count: table.properties.count) },
+          nested: links.sorted { $0.key < $1.key }.map { ($0.key, $0.value.filter()) })
+      }
+    }
+    let root = Level(table)
+    for path in keyPaths {
+      var level = root
+      let parts = path.split(separator: ".").map(String.init)
+      for (depth, part) in parts.enumerated() {
+        guard let index = level.table.propertyIndex[part] else {
+          fatalError("Property '\(part)' not found in object of type '\(level.table.name)'")
+        }
+        level.names?.insert(index)
+        let property = level.table.properties[index]
+        guard property.type == .object, let target = property.objectClassName.flatMap(core.table(named:)) else {
+          break
+        }
+        let next = level.links[index] ?? Level(target)
+        level.links[index] = next
+        if depth == parts.count - 1, property.collection != .none {
+          // A collection of objects observed as a whole: its objects' writes count too.
+          next.names = nil
+        }
+        level = next
+      }
+    }
+    // Links named only as a whole (not through them, not collections) add no nested filter.
+    func prune(_ level: Level) {
+      for (index, next) in level.links {
+        if next.names?.isEmpty == true, next.links.isEmpty { level.links[index] = nil } else { prune(next) }
+      }
+    }
+    prune(root)
+    let built = root.filter()
+    self.init(table: table, mask: built.mask, nested: built.nested)
+  }
+
+  /// Whether writes to `key` (with `summary`'s masks), or to the objects it links to as far as
+  /// this filter goes, count. `row` is the object's current row when the caller has it; it is
+  /// read from `core` only when a linked class changed.
+  func isModified(_ key: ObjectKey, row: [RowValue]?, table: TableInfo, summary: ChangeSummary, core: RealmCore)
+    -> Bool
+  {
     if let written = summary.changes(of: table.name)?.mask(key), ChangeSummary.intersects(written, mask) {
       return true
     }
-    guard let row else { return false }
-    for link in nested where link.index < row.count {
-      guard let changes = summary.changes(of: link.target.name), !changes.modified.isEmpty else { continue }
-      for target in RealmCore.linkedKeys(row[link.index]) {
-        if let written = changes.mask(target), ChangeSummary.intersects(written, link.mask) { return true }
+    guard nestedMayBeAffected(summary), let row = row ?? core.row(table, key) else { return false }
+    for link in nested where link.index < row.count && link.filter.mayBeAffected(summary) {
+      for target in RealmCore.linkedKeys(row[link.index])
+      where link.filter.isModified(target, row: nil, table: link.filter.table, summary: summary, core: core) {
+        return true
       }
     }
     return false
   }
 
-  /// Whether `summary` touches anything this filter could care about.
-  func mayBeAffected(table: TableInfo, summary: ChangeSummary) -> Bool {
-    if summary.changes(of: table.name) != nil { return true }
-    return nested.contains { summary.changes(of: $0.target.name) != nil }
+  /// Whether the linked objects reached through link property `index` have writes that count.
+  func linkIsModified(_ index: Int, row: [RowValue], summary: ChangeSummary, core: RealmCore) -> Bool {
+    guard index < row.count, let link = nested.first(where: { $0.index == index }), link.filter.mayBeAffected(summary)
+    else { return false }
+    return RealmCore.linkedKeys(row[index]).contains {
+      link.filter.isModified($0, row: nil, table: link.filter.table, summary: summary, core: core)
+    }
   }
+
+  /// Whether `summary` touches this filter's class or any class it follows links to.
+  func mayBeAffected(_ summary: ChangeSummary) -> Bool {
+    summary.changes(of: table.name) != nil || nestedMayBeAffected(summary)
+  }
+
+  /// Whether `summary` touches a class this filter follows links to.
+  func nestedMayBeAffected(_ summary: ChangeSummary) -> Bool {
+    var seen: Set<ObjectIdentifier> = []
+    func visit(_ filter: ObservationFilter) -> Bool {
+      for link in filter.nested where seen.insert(ObjectIdentifier(link.filter)).inserted {
+        if summary.changes(of: link.filter.table.name) != nil || visit(link.filter) { return true }
+      }
+      return false
+    }
+    return visit(self)
+  }
+
+  /// Whether `summary` touches anything this filter could care about (`table` is its class).
+  func mayBeAffected(table: TableInfo, summary: ChangeSummary) -> Bool { mayBeAffected(summary) }
 }
 
 /// `Realm.observe`.
@@ -143,7 +209,7 @@ final class CollectionObserver<Collection>: RealmObserver {
       return summary.changes(of: table.name) == nil && !filter.mayBeAffected(table: table, summary: summary)
         ? true : nil
     }
-    if filter.nested.contains(where: { summary.changes(of: $0.target.name) != nil }) { return nil }
+    if filter.nestedMayBeAffected(summary) { return nil }
     // The keys of `last`, kept between updates so a small change costs no pass over them.
     let oldKeys: [ObjectKey]
     if let lastKeys {
@@ -233,8 +299,7 @@ final class CollectionObserver<Collection>: RealmObserver {
       let inserted = Set(insertions)
       for (index, item) in now.enumerated() where !inserted.contains(index) {
         guard let key = CoreLinks.key(item) else { continue }
-        let row = filter.nested.isEmpty ? nil : core.row(table, key)
-        if filter.isModified(key, row: row, table: table, summary: summary) { modifications.append(index) }
+        if filter.isModified(key, row: nil, table: table, summary: summary, core: core) { modifications.append(index) }
       }
     }
     last = now
@@ -279,13 +344,7 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
     for (index, property) in table.properties.enumerated() where property.collection != .linkingObjects {
       let direct = ChangeSummary.bit(written, index) && (filter.mask.map { ChangeSummary.bit($0, index) } ?? true)
       var linked = false
-      if !direct, let row, let link = filter.nested.first(where: { $0.index == index }),
-        let targetChanges = summary.changes(of: link.target.name)
-      {
-        linked = RealmCore.linkedKeys(row[index]).contains { target in
-          targetChanges.mask(target).map { ChangeSummary.intersects($0, link.mask) } ?? false
-        }
-      }
+      if !direct, let row { linked = filter.linkIsModified(index, row: row, summary: summary, core: core) }
       guard direct || linked else { continue }
       let isCollection = property.collection != .none
       let field = object._classInfo.field(named: property.name)
@@ -342,7 +401,9 @@ final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: RealmObserve
     var modifications = now.filter { before[$0.key] != nil && before[$0.key] != $0.value }.map(\.key)
     if let filter, let target = table.properties[index].objectClassName.flatMap(core.table(named:)) {
       for entry in now where before[entry.key] == entry.value {
-        if let key = CoreLinks.key(entry.value), filter.isModified(key, row: nil, table: target, summary: summary) {
+        if let key = CoreLinks.key(entry.value),
+          filter.isModified(key, row: nil, table: target, summary: summary, core: core)
+        {
           modifications.append(entry.key)
         }
       }
