@@ -56,6 +56,31 @@ import Testing
     _ = child.wait()
   }
 
+  /// Every delivery reaches a listener at the same stack depth, however many came before (a
+  /// callback written back into the listener table used to be re-wrapped in two more thunks
+  /// per delivery, so a long-running observer slowed down and would eventually overflow).
+  @Test func listenersAreCalledAtOneDepthCommitAfterCommit() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))
+    try store.write { try $0.ensureKeyspace("kv") }
+    let depths = Mutex<[Int]>([])
+    let arrived = DispatchSemaphore(value: 0)
+    let token = store.addChangeListener { _, _ in
+      var marker = 0
+      let depth = withUnsafeMutablePointer(to: &marker) { Int(bitPattern: $0) }
+      depths.withLock { $0.append(depth) }
+      arrived.signal()
+    }
+    for i in 0..<300 {
+      try store.write { try $0.put(bytes("\(i)"), forKey: bytes("k"), in: "kv") }
+      #expect(arrived.wait(timeout: .now() + 30) == .success)
+    }
+    token.invalidate()
+    let seen = depths.withLock { $0 }
+    #expect(seen.count >= 300)
+    #expect(Set(seen).count == 1, "listener stack depths: \(Set(seen).sorted())")
+  }
+
   @Test(arguments: [3, 11, 29])
   func aWriterKilledMidCommitLosesOnlyItsOwnTransaction(after commits: Int) throws {
     let dir = TemporaryDirectory()
