@@ -232,7 +232,9 @@ final class CollectionObserver<Collection>: RealmObserver {
     for key in changes.deleted where position(key, in: oldKeys).1 { removed.insert(key) }
     for key in changes.modified.keys {
       let was = position(key, in: oldKeys).1
-      let now = state.matches(key)
+      // Without filters, an updated object is in the results unless it was also deleted: no
+      // need to read its row (in another process's commit, a node this one never cached).
+      let now = state.filters.isEmpty ? !changes.deleted.contains(key) : state.matches(key)
       if was && !now { removed.insert(key) }
       if !was && now { added.append(key) }
     }
