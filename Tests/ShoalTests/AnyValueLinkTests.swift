@@ -12,6 +12,52 @@ final class Mixed: Object {
 /// Links held in `AnyRealmValue`s are cleared when their object is deleted, as other links are:
 /// the value becomes `.none` (in a list it keeps its position), through the backlink index.
 @Suite struct AnyValueLinkTests {
+  /// `AnyRealmValue` holds lists and dictionaries (nested too), as in RealmSwift: stored,
+  /// read back, live when read from a managed object's property, compared by contents.
+  @Test func anyRealmValueHoldsListsAndDictionaries() throws {
+    var configuration = fileConfiguration()
+    configuration.objectTypes = [Mixed.self, Dog.self, Person.self, Address.self]
+    let realm = try Realm(configuration: configuration)
+    let rex = Dog(value: ["name": "Rex"])
+    let inner = List<AnyRealmValue>()
+    inner.append(objectsIn: [.int(1), .string("two")])
+    let dictionary = Map<String, AnyRealmValue>()
+    dictionary["list"] = .list(inner)
+    dictionary["n"] = .double(2.5)
+    let first = Mixed()
+    first.one = .dictionary(dictionary)
+    let second = Mixed(value: ["one": [1, "a", ["k": true]]])
+    let third = Mixed(value: ["one": 5])
+    try realm.write {
+      realm.add(rex)
+      first.many.append(.list(inner))
+      realm.add([first, second, third])
+    }
+    let mixed = realm.objects(Mixed.self)
+    let stored = try #require(mixed[0].one.dictionaryValue)
+    #expect(stored.count == 2 && stored["n"] == .double(2.5))
+    #expect(stored["list"]?.listValue.map(Array.init) == [.int(1), .string("two")])
+    #expect(mixed[0].one == .dictionary(dictionary))
+    #expect(mixed[0].many.first?.listValue.map(Array.init) == [.int(1), .string("two")])
+    let fromArray = try #require(mixed[1].one.listValue)
+    #expect(fromArray.count == 3 && fromArray[0] == .int(1) && fromArray[1] == .string("a"))
+    #expect(fromArray[2].dictionaryValue?["k"] == .bool(true))
+
+    // Read from the property, the list is live: appending in a write stores it.
+    try realm.write {
+      fromArray.append(.object(rex))
+      mixed[0].one.dictionaryValue?["n"] = .int(7)
+    }
+    #expect(mixed[1].one.listValue?.count == 4)
+    #expect(mixed[1].one.listValue?.last?.object(Dog.self)?.name == "Rex")
+    #expect(mixed[0].one.dictionaryValue?["n"] == .int(7))
+    // Replacing the value replaces the collection; queries compare scalars only.
+    try realm.write { mixed[1].one = .string("flat") }
+    #expect(mixed[1].one == .string("flat"))
+    #expect(mixed.filter("one == 5").count == 1)
+    #expect(mixed.filter("one == 'flat'").count == 1)
+  }
+
   @Test func deletingAnObjectClearsAnyRealmValueLinksToIt() throws {
     var configuration = fileConfiguration()
     configuration.objectTypes = [Mixed.self, Dog.self, Person.self, Address.self]

@@ -17,6 +17,12 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
   case objectId(ObjectId)
   case decimal128(Decimal128)
   case uuid(UUID)
+  /// A list of values, which may themselves be lists or dictionaries. Read from a managed
+  /// object's property, it is live: changes in a write transaction go to the property.
+  case list(List<AnyRealmValue>)
+  /// A dictionary of values, which may themselves be lists or dictionaries. Read from a
+  /// managed object's property, it is live like `list`.
+  case dictionary(Map<String, AnyRealmValue>)
 
   /// The value as an `Int`, if it is one.
   public var intValue: Int? { if case .int(let v) = self { return v } else { return nil } }
@@ -38,6 +44,12 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
   public var decimal128Value: Decimal128? { if case .decimal128(let v) = self { return v } else { return nil } }
   /// The value as a `UUID`, if it is one.
   public var uuidValue: UUID? { if case .uuid(let v) = self { return v } else { return nil } }
+  /// The list, if the value is one.
+  public var listValue: List<AnyRealmValue>? { if case .list(let v) = self { return v } else { return nil } }
+  /// The dictionary, if the value is one.
+  public var dictionaryValue: Map<String, AnyRealmValue>? {
+    if case .dictionary(let v) = self { return v } else { return nil }
+  }
   /// The object, cast to `T`, if the value is an object of that type.
   public func object<T: Object>(_ objectType: T.Type) -> T? {
     if case .object(let v) = self { return v as? T } else { return nil }
@@ -63,9 +75,27 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
   public static var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.any, optional: true) }
   public static func _rlmDefaultValue() -> AnyRealmValue { .none }
 
+  /// A managed object's property: a stored list or dictionary comes back live, bound to it.
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> AnyRealmValue {
+    switch object._storedValue(at: index) {
+    case .list: return .list(List(parent: object, index: index))
+    case .map: return .dictionary(Map(parent: object, index: index))
+    case let stored: return _rlmFromStored(_StoredValue(stored), _AccessContext(object._core))
+    }
+  }
+
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> AnyRealmValue {
     switch value.value {
-    case .null, .link, .list, .map: return .none
+    case .null, .link: return .none
+    case .list(let items):
+      // Nested in another collection: a copy of the values.
+      let list = List<AnyRealmValue>()
+      list.append(objectsIn: items.map { _rlmFromStored(_StoredValue($0), context) })
+      return .list(list)
+    case .map(let entries):
+      let map = Map<String, AnyRealmValue>()
+      for entry in entries { map[entry.key] = _rlmFromStored(_StoredValue(entry.value), context) }
+      return .dictionary(map)
     case .bool(let v): return .bool(v)
     case .int(let v): return .int(Int(v))
     case .float(let v): return .float(v)
@@ -102,6 +132,12 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
         return _StoredValue(.null)
       }
       return _StoredValue(.typedLink(className: table.name, key: key))
+    case .list(let list):
+      return _StoredValue(.list(list.map { $0._rlmToStored(context).value }))
+    case .dictionary(let map):
+      return _StoredValue(
+        .map(
+          map.asKeyValueSequence().map { RowValue.MapEntry(key: $0.key, value: $0.value._rlmToStored(context).value) }))
     }
   }
 
@@ -120,6 +156,24 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
     case let v as ObjectId: return .objectId(v)
     case let v as Decimal128: return .decimal128(v)
     case let v as UUID: return .uuid(v)
+    case let v as List<AnyRealmValue>: return .list(v)
+    case let v as Map<String, AnyRealmValue>: return .dictionary(v)
+    case let items as [Any?]:
+      var values: [AnyRealmValue] = []
+      for item in items {
+        guard let value = _rlmFromAny(item) else { return nil }
+        values.append(value)
+      }
+      let list = List<AnyRealmValue>()
+      list.append(objectsIn: values)
+      return .list(list)
+    case let entries as [String: Any?]:
+      let map = Map<String, AnyRealmValue>()
+      for (key, item) in entries {
+        guard let value = _rlmFromAny(item) else { return nil }
+        map[key] = value
+      }
+      return .dictionary(map)
     default:
       if let stored = RowValue(scalar: value), case .int(let i) = stored { return .int(Int(i)) }
       return nil
@@ -140,6 +194,11 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
     case (.objectId(let a), .objectId(let b)): return a == b
     case (.decimal128(let a), .decimal128(let b)): return a == b
     case (.uuid(let a), .uuid(let b)): return a == b
+    case (.list(let a), .list(let b)): return a === b || Array(a) == Array(b)
+    case (.dictionary(let a), .dictionary(let b)):
+      return a === b
+        || Dictionary(uniqueKeysWithValues: a.asKeyValueSequence().map { ($0.key, $0.value) })
+          == Dictionary(uniqueKeysWithValues: b.asKeyValueSequence().map { ($0.key, $0.value) })
     default: return false
     }
   }
@@ -158,6 +217,10 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
     case .objectId(let v): hasher.combine(v)
     case .decimal128(let v): hasher.combine(v)
     case .uuid(let v): hasher.combine(v)
+    case .list(let v): hasher.combine(Array(v))
+    case .dictionary(let v):
+      hasher.combine(v.count)
+      for key in v.keys.sorted() { hasher.combine(key) }
     }
   }
 }
