@@ -102,12 +102,11 @@ enum BlockCodec {
     guard table <= rawLength else { return nil }
     var ok = true
     let out = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, initialized in
-      let base = UnsafeMutableRawPointer(buffer.baseAddress)
-      guard let base else {
+      guard let base = UnsafeMutableRawPointer(buffer.baseAddress), let source = packed.baseAddress else {
         ok = false
         return
       }
-      base.copyMemory(from: packed.baseAddress!, byteCount: 8)  // safe: n >= 8 checked above
+      base.copyMemory(from: source, byteCount: 8)
       var position = 8
       var offset = table
       base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8, as: UInt32.self)
@@ -137,7 +136,7 @@ enum BlockCodec {
         return
       }
       if rawLength > table {
-        (base + table).copyMemory(from: packed.baseAddress! + position, byteCount: rawLength - table)  // safe: n > position here
+        (base + table).copyMemory(from: source + position, byteCount: rawLength - table)
       }
       initialized = rawLength
     }
