@@ -121,10 +121,11 @@ open class ObjectBase: CustomStringConvertible {
       guard let field = info.field(named: key) else {
         fatalError(Realm.Error.invalidProperty(key, className: info.className).description)
       }
+      // A nil optional reads as nil, not as a wrapped `Optional.none`.
       if _core != nil, _table != nil {
-        return dynamicGet(field)
+        return flattenedOptional(dynamicGet(field))
       }
-      return _unmanagedValue(field)
+      return flattenedOptional(_unmanagedValue(field))
     }
     set {
       if let dynamic = _dynamic, let object = self as? DynamicObject {
@@ -140,9 +141,7 @@ open class ObjectBase: CustomStringConvertible {
         return
       }
       guard field.wrapperType.setAnyValue(newValue, at: _fieldAddress(field)) else {
-        fatalError(
-          "Invalid value '\(String(describing: newValue))' of type '\(type(of: newValue))' for "
-            + "'\(field.typeDescription)' property '\(info.className).\(key)'.")
+        fatalError(invalidValueMessage(newValue, for: field, of: info.className))
       }
     }
   }
@@ -151,6 +150,23 @@ open class ObjectBase: CustomStringConvertible {
     // Read through the typed accessor so collections and links come back as Swift values.
     field.wrapperType.managedAnyValue(of: self, index: field.index)
   }
+}
+
+/// `value` with every level of `Optional` taken off: nil when any level is nil.
+func flattenedOptional(_ value: Any?) -> Any? {
+  guard let value else { return nil }
+  let mirror = Mirror(reflecting: value)
+  guard mirror.displayStyle == .optional else { return value }
+  guard let wrapped = mirror.children.first else { return nil }
+  return flattenedOptional(wrapped.value)
+}
+
+/// RealmSwift's message for a value of the wrong type given for a property.
+func invalidValueMessage(_ value: Any?, for field: ClassInfo.Field, of className: String) -> String {
+  let shown = flattenedOptional(value)
+  let text = shown.map { "\($0)" } ?? "(null)"
+  let typeName = shown.map { "\(type(of: $0))" } ?? "(null)"
+  return "Invalid value '\(text)' of type '\(typeName)' for '\(field.typeDescription)' property '\(className).\(field.name)'."
 }
 
 private func describe(_ value: Any?) -> String {
@@ -327,29 +343,20 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue {
 }
 
 extension ObjectBase {
-  /// Assigns `value` (dictionary, array in property order, or object) to an unmanaged object.
+  /// Assigns `value` to an unmanaged object, as RealmSwift's `init(value:)`: a dictionary sets
+  /// the properties it names (other keys are ignored), an array sets the first properties in
+  /// declaration order (the rest keep their defaults), an object copies the properties of
+  /// the same names.
   func _assign(_ value: Any) {
     let info = _classInfo
     let fields = info.fields.filter { $0.options.originProperty == nil }
     if let dictionary = value as? [String: Any?] {
-      for (name, item) in dictionary {
-        guard info.field(named: name) != nil else {
-          fatalError(Realm.Error.invalidProperty(name, className: info.className).description)
-        }
-        self[name] = item
-      }
+      for field in fields { if let item = dictionary[field.name] { self[field.name] = item } }
     } else if let dictionary = value as? [String: Any] {
-      for (name, item) in dictionary {
-        guard info.field(named: name) != nil else {
-          fatalError(Realm.Error.invalidProperty(name, className: info.className).description)
-        }
-        self[name] = item
-      }
+      for field in fields { if let item = dictionary[field.name] { self[field.name] = item } }
     } else if let array = value as? [Any?] {
-      guard array.count == fields.count else {
-        fatalError(
-          "Invalid array input: number of values (\(array.count)) does not match number of properties (\(fields.count))"
-        )
+      guard array.count <= fields.count else {
+        fatalError("Invalid array input: more values (\(array.count)) than properties (\(fields.count)).")
       }
       for (field, item) in zip(fields, array) { self[field.name] = item }
     } else if let other = value as? ObjectBase {
@@ -357,7 +364,8 @@ extension ObjectBase {
         self[field.name] = other[field.name]
       }
     } else {
-      fatalError("Invalid value '\(value)' to initialize object of type '\(info.className)'")
+      let missing = fields.first.map { ": missing key '\($0.name)'" } ?? ""
+      fatalError("Invalid value '\(value)' to initialize object of type '\(info.className)'\(missing)")
     }
   }
 }

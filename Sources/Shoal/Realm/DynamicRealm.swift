@@ -35,7 +35,7 @@ extension Realm {
   public func dynamicCreate(_ typeName: String, value: Any = [String: Any](), update: UpdatePolicy = .error)
     -> DynamicObject
   {
-    core.requireWrite()
+    core.requireWrite(RealmCore.objectsNeedWrite)
     let table = dynamicTable(typeName)
     var values: [String: Any] = [:]
     if let dictionary = value as? [String: Any] {

@@ -133,7 +133,7 @@ public struct Realm {
   /// updates the existing object with the same primary key instead (only the given properties).
   @discardableResult
   public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
-    core.requireWrite()
+    core.requireWrite(RealmCore.objectsNeedWrite)
     let info = ClassInfo.of(type)
     let table = core.table(for: type)
     if update != .error {
@@ -184,7 +184,7 @@ public struct Realm {
 
   /// Deletes every object in the Realm.
   public func deleteAll() {
-    core.requireWrite()
+    core.requireWrite(RealmCore.objectsNeedWrite)
     core.deleteAll()
   }
 

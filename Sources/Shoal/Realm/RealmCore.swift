@@ -244,6 +244,10 @@ final class RealmCore {
   /// How many times `invalidate()` was called: collections made before then are invalid.
   private(set) var invalidations: UInt64 = 0
 
+  /// RealmSwift's message for adding, creating or deleting objects outside a write transaction.
+  static let objectsNeedWrite =
+    "Can only add, remove, or create objects in a Realm in a write transaction - call beginWriteTransaction on an RLMRealm instance first."
+
   func requireWrite(_ message: String = "") {
     guard write != nil else {
       fatalError(
@@ -407,9 +411,7 @@ final class RealmCore {
 
   func setAny(_ value: Any?, of object: ObjectBase, table: TableInfo, field: ClassInfo.Field) {
     guard field.wrapperType.setManagedAnyValue(value, of: object, index: field.index) else {
-      fatalError(
-        "Invalid value '\(String(describing: value))' of type '\(type(of: value))' for '\(field.typeDescription)' "
-          + "property '\(table.name).\(field.name)'.")
+      fatalError(invalidValueMessage(value, for: field, of: table.name))
     }
   }
 
@@ -569,7 +571,8 @@ final class RealmCore {
   // MARK: Add, create, delete
 
   func add(_ object: ObjectBase, update: Realm.UpdatePolicy) {
-    requireWrite()
+    requireWrite(RealmCore.objectsNeedWrite)
+    if object.isInvalidated { fatalError("Adding a deleted or invalidated object to a Realm is not permitted") }
     if let core = object._core, object._table != nil {
       guard core.file === file else {
         fatalError("Object is already managed by another Realm. Use create instead to copy it into this Realm.")
@@ -642,7 +645,7 @@ final class RealmCore {
 
   /// Deletes objects with their embedded objects, and clears links pointing at them.
   func delete(_ objects: [ObjectBase]) {
-    requireWrite()
+    requireWrite(RealmCore.objectsNeedWrite)
     var byTable: [String: (TableInfo, Set<ObjectKey>)] = [:]
     for object in objects {
       guard let core = object._core, let table = object._table else {

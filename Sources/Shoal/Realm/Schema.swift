@@ -94,8 +94,9 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
 
   /// The name of the column storing the property (the property name).
   public var columnName: String { name }
-  /// Whether the property is a `List`.
-  public var isArray: Bool { collection == .list }
+  /// Whether the property is a `List`, or `LinkingObjects` (which RealmSwift also reports as
+  /// an array).
+  public var isArray: Bool { collection == .list || collection == .linkingObjects }
   /// Whether the property is a `MutableSet`.
   public var isSet: Bool { collection == .set }
   /// Whether the property is a `Map`.
@@ -104,16 +105,16 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
   public var description: String {
     func yesNo(_ flag: Bool) -> String { flag ? "YES" : "NO" }
     // RealmSwift's (RLMProperty's) layout.
-    var lines = [
-      "\(name) {", "\ttype = \(type);", "\tcolumnName = \(name);", "\tindexed = \(yesNo(isIndexed));",
-      "\tisPrimary = \(yesNo(isPrimary));", "\tarray = \(yesNo(isArray));", "\tset = \(yesNo(isSet));",
-      "\tdictionary = \(yesNo(isMap));",
-    ]
+    var lines = ["\(name) {", "\ttype = \(type);"]
     if type == .object || type == .linkingObjects {
       lines.append("\tobjectClassName = \(objectClassName ?? "(null)");")
       lines.append("\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");")
     }
-    lines += ["\toptional = \(yesNo(isOptional));", "}"]
+    lines += [
+      "\tcolumnName = \(name);", "\tindexed = \(yesNo(isIndexed));", "\tisPrimary = \(yesNo(isPrimary));",
+      "\tarray = \(yesNo(isArray));", "\tset = \(yesNo(isSet));", "\tdictionary = \(yesNo(isMap));",
+      "\toptional = \(yesNo(isOptional));", "}",
+    ]
     return lines.joined(separator: "\n")
   }
 }
