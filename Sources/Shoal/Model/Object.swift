@@ -166,7 +166,8 @@ func invalidValueMessage(_ value: Any?, for field: ClassInfo.Field, of className
   let shown = flattenedOptional(value)
   let text = shown.map { "\($0)" } ?? "(null)"
   let typeName = shown.map { "\(type(of: $0))" } ?? "(null)"
-  return "Invalid value '\(text)' of type '\(typeName)' for '\(field.typeDescription)' property '\(className).\(field.name)'."
+  return "Invalid value '\(text)' of type '\(typeName)' for '\(field.typeDescription)' property "
+    + "'\(className).\(field.name)'."
 }
 
 private func describe(_ value: Any?) -> String {
