@@ -479,7 +479,7 @@ private func queryError(_ format: String, _ arguments: Any?..., in className: St
     #expect(queryError("%K == 1", 5)?.kind == .invalidArgument)
     #expect(
       queryError("age == %@", "abc")?.message
-        == "Cannot compare value 'abc' of type 'string' to property 'age' of type 'int'")
+        == "Expected object of type int for property 'age' on object of type 'Person', but received: abc")
   }
 
   @Test func objectArguments() throws {
@@ -779,15 +779,18 @@ private func queryError(_ format: String, _ arguments: Any?..., in className: St
   }
 
   @Test func typeMismatches() {
+    // RealmSwift's text for a constant of the wrong type (its predicates check constants
+    // against the property's type, naming the key path and the class queried).
     #expect(
       queryError("age == 'abc'")?.message
-        == "Cannot compare value 'abc' of type 'string' to property 'age' of type 'int'")
+        == "Expected object of type int for property 'age' on object of type 'Person', but received: abc")
     #expect(queryError("age == 'abc'")?.kind == .typeMismatch)
     #expect(
-      queryError("name == 3")?.message == "Cannot compare value '3' of type 'int' to property 'name' of type 'string'")
+      queryError("name == 3")?.message
+        == "Expected object of type string for property 'name' on object of type 'Person', but received: 3")
     #expect(
       queryError("dog.name == true")?.message
-        == "Cannot compare value 'true' of type 'bool' to property 'name' of type 'string'")
+        == "Expected object of type string for property 'dog.name' on object of type 'Person', but received: true")
     #expect(
       queryError("dog == 'Rex'")?.message
         == "Cannot compare value 'Rex' of type 'string' to property 'dog' of type 'Dog'")

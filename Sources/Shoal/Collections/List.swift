@@ -29,7 +29,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
   private var stored: [RowValue] {
     guard let parent else { return [] }
-    if case .list(let items) = parent._storedValue(at: propertyIndex) { return items }
+    let deleted = "RLMArray has been invalidated or the containing object has been deleted."
+    if case .list(let items) = parent._storedValue(at: propertyIndex, deleted: deleted) { return items }
     return []
   }
 
@@ -68,11 +69,12 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   /// The element at `position`.
   public subscript(position: Int) -> Element {
     get {
-      if parent == nil { return unmanaged[position] }
+      if parent == nil {
+        checkBounds(position, count: unmanaged.count)
+        return unmanaged[position]
+      }
       let items = stored
-      precondition(
-        position >= 0 && position < items.count,
-        "Index \(position) is out of bounds (must be less than \(items.count)).")
+      checkBounds(position, count: items.count)
       return element(items[position])
     }
     set { replace(index: position, object: newValue) }
@@ -109,12 +111,12 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   public func insert(_ object: Element, at index: Int) {
     checkWrite()
     if parent == nil {
+      checkBounds(index, count: unmanaged.count + 1)
       unmanaged.insert(object, at: index)
       return
     }
     var items = stored
-    precondition(
-      index >= 0 && index <= items.count, "Index \(index) is out of bounds (must be less than \(items.count + 1)).")
+    checkBounds(index, count: items.count + 1)
     items.insert(storedElement(object), at: index)
     store(items)
   }
@@ -123,12 +125,12 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   public func remove(at index: Int) {
     checkWrite()
     if parent == nil {
+      checkBounds(index, count: unmanaged.count)
       unmanaged.remove(at: index)
       return
     }
     var items = stored
-    precondition(
-      index >= 0 && index < items.count, "Index \(index) is out of bounds (must be less than \(items.count)).")
+    checkBounds(index, count: items.count)
     items.remove(at: index)
     store(items)
   }
@@ -200,12 +202,12 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   public func replace(index: Int, object: Element) {
     checkWrite()
     if parent == nil {
+      checkBounds(index, count: unmanaged.count)
       unmanaged[index] = object
       return
     }
     var items = stored
-    precondition(
-      index >= 0 && index < items.count, "Index \(index) is out of bounds (must be less than \(items.count)).")
+    checkBounds(index, count: items.count)
     items[index] = storedElement(object)
     store(items)
   }
@@ -214,11 +216,15 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   public func move(from: Int, to: Int) {
     checkWrite()
     if parent == nil {
+      checkBounds(from, count: unmanaged.count)
+      checkBounds(to, count: unmanaged.count)
       let item = unmanaged.remove(at: from)
       unmanaged.insert(item, at: to)
       return
     }
     var items = stored
+    checkBounds(from, count: items.count)
+    checkBounds(to, count: items.count)
     let item = items.remove(at: from)
     items.insert(item, at: to)
     store(items)
@@ -227,6 +233,9 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   /// Exchanges two elements.
   public func swapAt(_ index1: Int, _ index2: Int) {
     checkWrite()
+    let count = self.count
+    checkBounds(index1, count: count, name: "index1")
+    checkBounds(index2, count: count, name: "index2")
     if parent == nil {
       unmanaged.swapAt(index1, index2)
       return
@@ -310,4 +319,10 @@ extension List: _Persistable {
     }
     return list
   }
+}
+
+/// RealmSwift's checks of a collection index argument: not negative, then below `count`.
+func checkBounds(_ index: Int, count: Int, name: String = "index") {
+  if index < 0 { fatalError("Cannot pass a negative value for '\(name)'.") }
+  if index >= count { fatalError("Index \(index) is out of bounds (must be less than \(count)).") }
 }

@@ -42,9 +42,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   }
 
   private static func check(_ key: String) {
-    if key.contains(".") || key.hasPrefix("$") {
-      fatalError("Cannot use '\(key)' as a Map key: keys may not contain '.' or begin with '$'.")
-    }
+    // Realm Core's texts.
+    if key.hasPrefix("$") { fatalError("Dictionary::insert: key must not start with '$'") }
+    if key.contains(".") { fatalError("Dictionary::insert: key must not contain '.'") }
   }
 
   /// The entries in key order, as Swift values.

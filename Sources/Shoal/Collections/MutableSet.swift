@@ -25,7 +25,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
   private var stored: [RowValue] {
     guard let parent else { return [] }
-    if case .list(let items) = parent._storedValue(at: propertyIndex) { return items }
+    let deleted = "RLMSet has been invalidated or the containing object has been deleted."
+    if case .list(let items) = parent._storedValue(at: propertyIndex, deleted: deleted) { return items }
     return []
   }
 
@@ -55,10 +56,12 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
   /// The element at `position` (in insertion order).
   public subscript(position: Int) -> Element {
-    if parent == nil { return unmanaged[position] }
+    if parent == nil {
+      checkBounds(position, count: unmanaged.count)
+      return unmanaged[position]
+    }
     let items = stored
-    precondition(
-      position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
+    checkBounds(position, count: items.count)
     return element(items[position])
   }
 

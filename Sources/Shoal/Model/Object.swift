@@ -68,11 +68,13 @@ open class ObjectBase: CustomStringConvertible {
   // MARK: Managed access
 
   /// The stored value of property `index` of a managed object.
-  func _storedValue(at index: Int) -> RowValue {
+  func _storedValue(
+    at index: Int, deleted: @autoclosure () -> String = "Object has been deleted or invalidated."
+  ) -> RowValue {
     guard let core = _core, let table = _table else {
       fatalError("Object is unmanaged")  // only managed wrappers call this
     }
-    return core.storedValue(of: self, table: table, at: index)
+    return core.storedValue(of: self, table: table, at: index, deleted: deleted())
   }
 
   /// Writes property `index` of a managed object.

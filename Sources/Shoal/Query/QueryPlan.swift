@@ -420,6 +420,9 @@ struct QueryBinder {
     /// For aggregates: the type of the values aggregated, named in messages.
     var aggregatedType: String
     var isKeys: Bool
+    /// The key path as written and the class it starts from, for RealmSwift's message about a
+    /// constant of the wrong type (nil: that message does not apply, as for a collection).
+    var plainProperty: (keyPath: String, rootClass: String)? = nil
 
     var typeName: String { targetClass ?? QueryDescribe.typeName(kind) }
   }
@@ -429,6 +432,9 @@ struct QueryBinder {
     var info = OperandInfo(
       kind: path.kind, targetClass: path.targetClass, propertyName: name, aggregate: nil,
       aggregatedType: QueryDescribe.typeName(path.kind), isKeys: false)
+    if !path.isMulti, path.kind != .object, let root = (path.links.first ?? path.last)?.className {
+      info.plainProperty = (path.text, root)
+    }
     switch path.terminal {
     case .count:
       info.aggregate = "@count"
@@ -779,6 +785,13 @@ struct QueryBinder {
     }
     if value.isNull { return value }
     guard isCompatible(value, info) else {
+      if let (keyPath, rootClass) = info.plainProperty {
+        // RealmSwift's text (its predicates check constants against the property's type).
+        throw QueryError(
+          .typeMismatch,
+          "Expected object of type \(info.typeName) for property '\(keyPath)' on object of type '\(rootClass)', "
+            + "but received: \(QueryDescribe.value(value))")
+      }
       throw QueryError.cannotCompare(value: value, property: info.propertyName, propertyType: info.typeName)
     }
     return converted(value, for: info)

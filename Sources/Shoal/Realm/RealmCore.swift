@@ -366,30 +366,33 @@ final class RealmCore {
     get(TableInfo.keyBytes(key), in: table.keyspace) != nil
   }
 
-  /// The current row of a managed object (cached in the object until the stamp moves).
-  func currentRow(of object: ObjectBase, table: TableInfo) -> [RowValue] {
+  /// The current row of a managed object (cached in the object until the stamp moves); a
+  /// deleted object fails with `deleted` (a collection property's reader passes its own text).
+  func currentRow(
+    of object: ObjectBase, table: TableInfo,
+    deleted: @autoclosure () -> String = "Object has been deleted or invalidated."
+  ) -> [RowValue] {
     if isFrozen {
       // Frozen objects may be read from several threads at once: no caches are written.
-      guard let read, let row = row(table, object._key, in: read) else {
-        fatalError("Object has been deleted or invalidated.")
-      }
+      guard let read, let row = row(table, object._key, in: read) else { fatalError(deleted()) }
       return row
     }
     if object._rowStamp == stamp, let row = object._row { return row }
-    guard let row = row(table, object._key) else {
-      fatalError("Object has been deleted or invalidated.")
-    }
+    guard let row = row(table, object._key) else { fatalError(deleted()) }
     object._row = row
     object._rowStamp = stamp
     return row
   }
 
-  func storedValue(of object: ObjectBase, table: TableInfo, at index: Int) -> RowValue {
+  func storedValue(
+    of object: ObjectBase, table: TableInfo, at index: Int,
+    deleted: @autoclosure () -> String = "Object has been deleted or invalidated."
+  ) -> RowValue {
     let property = table.properties[index]
     if property.collection == .linkingObjects {
       return .list(linkingKeys(to: object._key, of: table, property: property).map { .link($0) })
     }
-    return currentRow(of: object, table: table)[index]
+    return currentRow(of: object, table: table, deleted: deleted())[index]
   }
 
   func setStoredValue(_ value: RowValue, of object: ObjectBase, table: TableInfo, at index: Int) {
@@ -544,27 +547,37 @@ final class RealmCore {
     var keys: [ObjectKey] = []
     if hasBacklinks {
       let prefix = Backlinks.prefix(target: key, source: origin.name, property: index)
+      var sources: [ObjectKey] = []
       scan(Backlinks.keyspace(table.name), range: .prefix(prefix)) { entry, _ in
-        keys.append(TableInfo.key(from: entry.suffix(8)))
+        sources.append(TableInfo.key(from: entry.suffix(8)))
         return true
+      }
+      // As in Realm, an object linked n times from one list or map is there n times; the
+      // index records each source once, so those rows are read to count.
+      let collection = origin.properties[index].collection
+      guard collection == .list || collection == .map else { return sources }
+      for source in sources {
+        let times = row(origin, source).map { index < $0.count ? Self.linkCount($0[index], to: key) : 1 } ?? 1
+        keys += repeatElement(source, count: max(times, 1))
       }
       return keys
     }
     // A read-only file written before the backlink index existed: scan the origin class.
     scan(origin.keyspace) { keyBytes, value in
       guard let row = try? RowCodec.decode(value), index < row.count else { return true }
-      if Self.links(row[index], to: key) { keys.append(TableInfo.key(from: keyBytes)) }
+      keys += repeatElement(TableInfo.key(from: keyBytes), count: Self.linkCount(row[index], to: key))
       return true
     }
     return keys
   }
 
-  static func links(_ value: RowValue, to key: ObjectKey) -> Bool {
+  /// How many times `value` (a link, or a list or map of them) links to `key`.
+  static func linkCount(_ value: RowValue, to key: ObjectKey) -> Int {
     switch value {
-    case .link(let k): return k == key
-    case .list(let items): return items.contains { links($0, to: key) }
-    case .map(let entries): return entries.contains { links($0.value, to: key) }
-    default: return false
+    case .link(let k): return k == key ? 1 : 0
+    case .list(let items): return items.reduce(0) { $0 + linkCount($1, to: key) }
+    case .map(let entries): return entries.reduce(0) { $0 + linkCount($1.value, to: key) }
+    default: return 0
     }
   }
 
