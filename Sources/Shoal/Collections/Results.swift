@@ -160,6 +160,7 @@ final class ResultsState {
   func items() -> [RowValue] {
     if let frozenItems { return frozenItems }
     guard let core, let source else { return [] }
+    if core.invalidations != madeAt { fatalError("Access to invalidated Results objects") }
     if let cached, cachedStamp == core.stamp { return cached }
     let started = Log.isEnabled(.debug, .query) ? Store.wallClock() : 0
     defer {

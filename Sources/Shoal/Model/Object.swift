@@ -16,6 +16,9 @@ open class ObjectBase: CustomStringConvertible {
   var _rowStamp: UInt64 = 0
   /// Set when the object was deleted or its transaction cancelled.
   var _invalidated = false
+  /// The Realm's `invalidations` when this accessor was made: one made before the Realm's
+  /// `invalidate()` is invalid, as in RealmSwift.
+  var _epoch: UInt64 = 0
   /// Set on key-path tracing probes.
   @usableFromInline var _probe: _KeyPathProbe?
   /// Property access by name, for `DynamicObject`s.
@@ -50,6 +53,7 @@ open class ObjectBase: CustomStringConvertible {
   public var isInvalidated: Bool {
     if _invalidated { return true }
     guard let core = _core, let table = _table else { return false }
+    if _epoch != core.invalidations { return true }
     return !core.exists(table: table, key: _key)
   }
 

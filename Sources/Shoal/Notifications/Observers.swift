@@ -498,6 +498,22 @@ extension RealmCore {
   }
 
   /// Tells every observer what changed between `old` and `new`.
+  /// Tells `Realm.observe` observers of a local write that changed nothing (RealmSwift sends
+  /// `.didChange` for every commit); collection and object observers have nothing to hear.
+  func deliverEmptyCommit() {
+    pruneObservers()
+    guard !isDelivering else { return }
+    isDelivering = true
+    defer { isDelivering = false }
+    let skipped = skippedTokens
+    for case let observer as RealmNotificationObserver in observers {
+      guard let token = observer.token, !token.isInvalidated, !skipped.contains(where: { $0 === token }) else {
+        continue
+      }
+      observer.block(.didChange, Realm(core: self))
+    }
+  }
+
   func deliver(from old: ReadTransaction, to new: ReadTransaction, local: Bool) {
     Log.write(
       .debug, .notification,

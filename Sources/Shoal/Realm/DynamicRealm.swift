@@ -74,6 +74,7 @@ extension RealmCore {
   func dynamicObject(_ table: TableInfo, _ key: ObjectKey) -> DynamicObject {
     let object = DynamicObject()
     object._core = self
+    object._epoch = invalidations
     object._table = table
     object._key = key
     object._dynamic = ManagedDynamicRow(core: self, table: table, key: key)

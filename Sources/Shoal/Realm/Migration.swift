@@ -171,10 +171,12 @@ public final class Migration {
 
   /// Carries the values of `oldName` over to `newName` for every object of `typeName`.
   public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
-    guard let old = oldSchemas[typeName], let oldIndex = old.allProperties.firstIndex(where: { $0.name == oldName }),
-      let new = newSchemas[typeName], let newIndex = new.allProperties.firstIndex(where: { $0.name == newName })
+    guard let old = oldSchemas[typeName], let oldIndex = old.allProperties.firstIndex(where: { $0.name == oldName })
+    else { fatalError("Cannot rename property '\(typeName).\(oldName)' because it does not exist.") }
+    guard let new = newSchemas[typeName], let newIndex = new.allProperties.firstIndex(where: { $0.name == newName })
     else {
-      fatalError("Cannot rename property '\(typeName).\(oldName)' to '\(newName)': one of them does not exist.")
+      fatalError(
+        "Renamed property '\(typeName).\(newName)' does not exist.")
     }
     renames.append((typeName, oldName, newName))
     let table = TableInfo(schema: new, classInfo: nil)

@@ -76,6 +76,7 @@ final class RealmCore {
     schema = core.schema
     read = snapshot
     isFrozen = true
+    autorefresh = false
   }
 
   deinit {
@@ -170,7 +171,7 @@ final class RealmCore {
 
   func commitWrite() throws(Realm.Error) {
     guard let transaction = write else {
-      fatalError("Can't commit a non-existing write transaction")
+      throw Realm.Error(.fail, "Can't commit a non-existing write transaction")
     }
     // The state before the write, for event recording only (holding it keeps its version pinned).
     let before = events?.isRecording == true ? read : nil
@@ -191,7 +192,8 @@ final class RealmCore {
     write = nil
     nextKeys = [:]
     stamp &+= 1
-    moveTo(newest: true, local: true)
+    // A write that changed nothing still tells the Realm's own observers, as in RealmSwift.
+    if !moveTo(newest: true, local: true) { deliverEmptyCommit() }
     skippedTokens = []
     if let events, events.isRecording, let before, committed > before.version,
       let records = try? store.changes(from: before.version, to: committed)
@@ -378,7 +380,8 @@ final class RealmCore {
       return row
     }
     if object._rowStamp == stamp, let row = object._row { return row }
-    guard let row = row(table, object._key) else { fatalError(deleted()) }
+    // An accessor made before `invalidate()` is invalid, even though its row still exists.
+    guard object._epoch == invalidations, let row = row(table, object._key) else { fatalError(deleted()) }
     object._row = row
     object._rowStamp = stamp
     return row
@@ -509,6 +512,7 @@ final class RealmCore {
       object = dynamic
     }
     object._core = self
+    object._epoch = invalidations
     object._table = table
     object._key = key
     if let events, events.isRecording, write == nil, !isFrozen { events.recordRead(table, key, core: self) }
@@ -621,6 +625,7 @@ final class RealmCore {
     let key = existing ?? newKey(table, row: row)
     // Managed before its values are read, so cycles of unmanaged objects link back to it.
     object._core = self
+    object._epoch = invalidations
     object._table = table
     object._key = key
     var changed: [Int] = []

@@ -136,12 +136,15 @@ final class RealmSchema: Sendable {
             ? "Property '\(name).\(new.name)' has been made optional."
             : "Property '\(name).\(new.name)' has been made required.")
       }
-      if old.isPrimary != new.isPrimary {
-        errors.append(
-          new.isPrimary
-            ? "Primary Key for class '\(name)' has been added."
-            : "Primary Key for class '\(name)' has been removed.")
-      }
+    }
+    let storedKey = stored.allProperties.first(where: \.isPrimary)?.name
+    let codeKey = code.allProperties.first(where: \.isPrimary)?.name
+    switch (storedKey, codeKey) {
+    case (nil, .some): errors.append("Primary Key for class '\(name)' has been added.")
+    case (.some, nil): errors.append("Primary Key for class '\(name)' has been removed.")
+    case (.some(let from), .some(let to)) where from != to:
+      errors.append("Primary Key for class '\(name)' has changed from '\(from)' to '\(to)'.")
+    default: break
     }
     if stored.isEmbedded != code.isEmbedded {
       errors.append(

@@ -137,7 +137,7 @@ struct SchemaResolver {
   {
     if configuration.schemaVersion < version {
       throw Realm.Error(
-        .schemaMismatch,
+        .fail,
         "Provided schema version \(configuration.schemaVersion) is less than last set version \(version).")
     }
     var errors: [String] = []
@@ -164,7 +164,7 @@ struct SchemaResolver {
     let storedVersion = version ?? configuration.schemaVersion
     if version != nil, configuration.schemaVersion < storedVersion {
       throw Realm.Error(
-        .schemaMismatch,
+        .fail,
         "Provided schema version \(configuration.schemaVersion) is less than last set version \(storedVersion).")
     }
     var errors: [String] = []
