@@ -13,7 +13,7 @@ public protocol LinkingObjectsProtocol {
 /// }
 /// ```
 public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: RandomAccessCollection,
-  CustomStringConvertible, LinkingObjectsProtocol
+  CustomStringConvertible, LinkingObjectsProtocol, RealmDescribedCollection
 {
   /// The name of the property of `Element` that links here.
   public let propertyName: String
@@ -80,9 +80,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   }
 
   public var description: String {
-    "LinkingObjects<\(Element.self)> (\n"
-      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n")
-      + "\n)"
+    describeCollection("LinkingObjects", realmTypeName(Element._rlmTypeInfo), owner, map { $0 as Any? })
   }
 
   func results() -> Results<Element> {

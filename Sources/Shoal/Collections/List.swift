@@ -4,7 +4,7 @@ import Foundation
 /// (RealmSwift's `List`). Unmanaged lists are plain arrays; managed lists read and write the
 /// Realm, and can be filtered and sorted like `Results`.
 public final class List<Element: RealmCollectionValue>: RandomAccessCollection, MutableCollection,
-  CustomStringConvertible
+  CustomStringConvertible, RealmDescribedCollection
 {
   var unmanaged: [Element] = []
   /// The owning object and property, for managed lists.
@@ -43,7 +43,12 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     parent._setStoredValue(.list(items), at: propertyIndex)
   }
 
-  private func storedElement(_ element: Element) -> RowValue { element._rlmToStored(context).value }
+  private func storedElement(_ element: Element) -> RowValue {
+    if let embedded = element as? EmbeddedObject, embedded._core != nil, embedded._table != nil {
+      fatalError("Cannot add an existing managed embedded object to a List.")
+    }
+    return element._rlmToStored(context).value
+  }
 
   private func checkWrite() {
     if let core = parent?._core {
@@ -172,24 +177,34 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
   /// Removes the elements at `offsets` (as SwiftUI's `onDelete` gives them).
   public func remove(atOffsets offsets: IndexSet) {
-    var items = Array(self)
+    checkWrite()
+    if parent == nil {
+      for offset in offsets.reversed() { unmanaged.remove(at: offset) }
+      return
+    }
+    // Rearranged as stored values: elements already in the list are not added again.
+    var items = stored
     for offset in offsets.reversed() { items.remove(at: offset) }
-    replaceSubrange(0..<count, with: items)
+    store(items)
   }
 
   /// Moves the elements at `offsets` to before `destination` (as SwiftUI's `onMove` gives
   /// them), keeping their order.
   public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
-    let items = Array(self)
-    let moving = offsets.map { items[$0] }
-    var rest: [Element] = []
-    var insertAt = 0
-    for (offset, item) in items.enumerated() where !offsets.contains(offset) {
-      if offset < destination { insertAt += 1 }
-      rest.append(item)
+    checkWrite()
+    func moved<T>(_ items: [T]) -> [T] {
+      let moving = offsets.map { items[$0] }
+      var rest: [T] = []
+      var insertAt = 0
+      for (offset, item) in items.enumerated() where !offsets.contains(offset) {
+        if offset < destination { insertAt += 1 }
+        rest.append(item)
+      }
+      rest.insert(contentsOf: moving, at: insertAt)
+      return rest
     }
-    rest.insert(contentsOf: moving, at: insertAt)
-    replaceSubrange(0..<count, with: rest)
+    // Rearranged as stored values: elements already in the list are not added again.
+    if parent == nil { unmanaged = moved(unmanaged) } else { store(moved(stored)) }
   }
 
   /// Removes every element (linked objects stay in the Realm).
@@ -260,9 +275,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   }
 
   public var description: String {
-    let type = "List<\(Element.self)>"
-    return "\(type) <\(Unmanaged.passUnretained(self).toOpaque())> (\n"
-      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
+    describeCollection(
+      "List", realmTypeName(Element._rlmTypeInfo, dynamicTable: dynamicTable), self, map { $0 as Any? })
   }
 
   public var _results: Results<Element> { results() }

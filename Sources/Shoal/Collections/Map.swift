@@ -2,7 +2,7 @@ import Foundation
 
 /// A key-value store of values or objects in a `@Persisted` property, keyed by `String`
 /// (RealmSwift's `Map`). Keys may not contain `.` or start with `$`.
-public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringConvertible {
+public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringConvertible, RealmDescribedCollection {
   var unmanaged: [String: Value] = [:]
   let parent: ObjectBase?
   let propertyIndex: Int
@@ -192,9 +192,11 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
     return Results(unmanaged: values)
   }
 
+  /// RealmSwift's layout: `Map<string, Type> <address> (`, then `[key]: value` per entry, `)`.
   public var description: String {
-    "Map<\(Key.self), \(Value.self)> <\(Unmanaged.passUnretained(self).toOpaque())> (\n"
-      + entries.map { "[\($0.key)]: \($0.value)" }.joined(separator: ",\n") + "\n)"
+    "Map<string, \(realmTypeName(Value._rlmTypeInfo, dynamicTable: dynamicTable))> "
+      + "<\(Unmanaged.passUnretained(self).toOpaque())> (\n"
+      + entries.map { "[\($0.key)]: \(describeValue($0.value))" }.joined(separator: ",\n") + "\n)"
   }
 
   /// Iterates over the entries as `SingleMapEntry` values.

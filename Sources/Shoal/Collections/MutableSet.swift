@@ -2,7 +2,9 @@ import Foundation
 
 /// An unordered collection of distinct values or objects stored in a `@Persisted` property
 /// (RealmSwift's `MutableSet`). Elements keep their insertion order for indexing.
-public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible {
+public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible,
+  RealmDescribedCollection
+{
   var unmanaged: [Element] = []
   let parent: ObjectBase?
   let propertyIndex: Int
@@ -127,8 +129,8 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   public func index(of object: Element) -> Int? { firstIndex { isSame($0, object) } }
 
   public var description: String {
-    "MutableSet<\(Element.self)> <\(Unmanaged.passUnretained(self).toOpaque())> (\n"
-      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
+    describeCollection(
+      "MutableSet", realmTypeName(Element._rlmTypeInfo, dynamicTable: dynamicTable), self, map { $0 as Any? })
   }
 
   public var _results: Results<Element> { results() }

@@ -361,7 +361,9 @@ final class ResultsState {
 /// A `Results` always reflects the current state of its Realm: evaluate it again and it sees
 /// objects added since. Chain `filter`, `sorted` and `distinct` freely; nothing runs until an
 /// element, `count` or an aggregate is read.
-public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible, Equatable {
+public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible, Equatable,
+  RealmDescribedCollection
+{
   let state: ResultsState
 
   init(core: RealmCore, source: ResultsSource) {
@@ -440,8 +442,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   }
 
   public var description: String {
-    "Results<\(Element.self)> <\(Unmanaged.passUnretained(state).toOpaque())> (\n"
-      + enumerated().map { "\t[\($0.offset)] \($0.element)" }.joined(separator: ",\n") + "\n)"
+    describeCollection("Results", realmTypeName(Element._rlmTypeInfo), state, map { $0 as Any? })
   }
 
   public static func == (lhs: Results, rhs: Results) -> Bool { lhs.state === rhs.state }

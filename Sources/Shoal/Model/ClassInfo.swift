@@ -65,8 +65,12 @@ final class ClassInfo: Sendable {
     let base = Unmanaged.passUnretained(probe).toOpaque()
     var fields: [Field] = []
     var primary: Int?
+    // RealmSwift reads the legacy `primaryKey()` for every class, `@Persisted` ones too
+    // (`indexedProperties()` and `ignoredProperties()` only apply to `@objc dynamic` ones).
+    let legacyPrimaryKey = (type as? Object.Type)?.primaryKey()
     for (index, item) in found.enumerated() {
-      let options = item.wrapper.options(at: UnsafeRawPointer(base + item.offset))
+      var options = item.wrapper.options(at: UnsafeRawPointer(base + item.offset))
+      if legacyPrimaryKey == item.name { options.primaryKey = true }
       if options.primaryKey { primary = primary ?? index }
       fields.append(
         Field(

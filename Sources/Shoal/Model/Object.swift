@@ -176,20 +176,50 @@ func invalidValueMessage(_ value: Any?, for field: ClassInfo.Field, of className
     + "'\(className).\(field.name)'."
 }
 
-private func describe(_ value: Any?) -> String {
-  guard let value else { return "nil" }
-  if case Optional<Any>.none = value { return "nil" }
-  if let string = value as? String { return "\"\(string)\"" }
-  if let object = value as? ObjectBase {
-    // Links may form cycles: like RealmSwift, stop at a depth of 5.
-    let key = "io.shoal.describeDepth"
-    let depth = Thread.current.threadDictionary[key] as? Int ?? 0
-    guard depth < 5 else { return "<Maximum depth exceeded>" }
-    Thread.current.threadDictionary[key] = depth + 1
-    defer { Thread.current.threadDictionary[key] = depth }
-    return object.description.replacingOccurrences(of: "\n", with: "\n\t")
+private func describe(_ value: Any?) -> String { describeValue(value) }
+
+/// Runs `body` one level deeper into a description; past RealmSwift's five levels (links may
+/// form cycles) it says so instead.
+private func describingOneLevelDeeper(_ body: () -> String) -> String {
+  let key = "io.shoal.describeDepth"
+  let depth = Thread.current.threadDictionary[key] as? Int ?? 0
+  guard depth < 5 else { return "<Maximum depth exceeded>" }
+  Thread.current.threadDictionary[key] = depth + 1
+  defer { Thread.current.threadDictionary[key] = depth }
+  return body()
+}
+
+/// A value as RealmSwift's descriptions print it (Objective-C's `description`): strings bare,
+/// nil as `(null)`, booleans as 1 and 0, objects and collections one level deeper, indented.
+func describeValue(_ value: Any?) -> String {
+  guard let value = flattenedOptional(value) else { return "(null)" }
+  if let string = value as? String { return string }
+  if let bool = value as? Bool { return bool ? "1" : "0" }
+  if value is ObjectBase || value is any RealmDescribedCollection {
+    return describingOneLevelDeeper { "\(value)" }.replacingOccurrences(of: "\n", with: "\n\t")
   }
   return "\(value)"
+}
+
+/// The collections whose descriptions nest inside an object's (indented, depth-limited).
+protocol RealmDescribedCollection {}
+
+/// RealmSwift's name for the element type of a collection: the class, or the value type.
+func realmTypeName(_ info: _PersistedTypeInfo, dynamicTable: TableInfo? = nil) -> String {
+  if let table = dynamicTable { return table.name }
+  if let objectType = info.objectType { return ClassInfo.of(objectType).className }
+  return info.type.description
+}
+
+/// RealmSwift's description of a list-like collection: `Name<Type> <address> (`, then each
+/// element as `\t[i] description` (at most 100), then `)`.
+func describeCollection(_ name: String, _ typeName: String, _ identity: AnyObject?, _ items: [Any?]) -> String {
+  let address = identity.map { "\(Unmanaged.passUnretained($0).toOpaque())" } ?? "0x0"
+  var text = "\(name)<\(typeName)> <\(address)> (\n"
+  text += items.prefix(100).enumerated().map { "\t[\($0.offset)] \(describeValue($0.element))" }.joined(
+    separator: ",\n")
+  if items.count > 100 { text += "\n\t... \(items.count - 100) objects skipped." }
+  return text + "\n)"
 }
 
 /// A model class whose instances Shoal stores (RealmSwift's `Object`).
@@ -293,16 +323,16 @@ open class Object: ObjectBase, RealmCollectionValue {
 
   // MARK: Equality
 
-  /// Managed objects of a class with a primary key are equal when they are the same stored
-  /// object; otherwise equality is identity, as in RealmSwift.
+  /// Managed objects of a class with a primary key, or frozen ones, are equal when they are the
+  /// same stored object; otherwise equality is identity, as in RealmSwift.
   public static func == (lhs: Object, rhs: Object) -> Bool {
     if lhs === rhs { return true }
-    guard lhs._classInfo.primaryKeyIndex != nil else { return false }
+    guard lhs._classInfo.primaryKeyIndex != nil || lhs._core?.isFrozen == true else { return false }
     return lhs.isSameObject(as: rhs)
   }
 
   public func hash(into hasher: inout Hasher) {
-    if _classInfo.primaryKeyIndex != nil, let table = _table {
+    if _classInfo.primaryKeyIndex != nil || _core?.isFrozen == true, let table = _table {
       hasher.combine(table.name)
       hasher.combine(_key)
     } else {

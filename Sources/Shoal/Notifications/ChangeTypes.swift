@@ -15,8 +15,8 @@ public final class NotificationToken: Sendable {
 }
 
 /// The changes to a collection since the last notification (RealmSwift's
-/// `RealmCollectionChange`). Index arrays are sorted ascending: deletions are positions in
-/// the previous version of the collection, insertions and modifications positions in the new.
+/// `RealmCollectionChange`). Index arrays are sorted ascending: deletions and modifications
+/// are positions in the previous version of the collection, insertions positions in the new.
 public enum RealmCollectionChange<CollectionType> {
   /// The collection's first evaluation.
   case initial(CollectionType)

@@ -258,8 +258,9 @@ final class CollectionObserver<Collection>: RealmObserver {
     let insertions = added.map { position($0, in: newKeys).0 }.sorted()
     var modifications: [Int] = []
     let addedSet = Set(added)
+    // Modifications are positions in the previous version, as in RealmSwift.
     for (key, mask) in changes.modified where !removed.contains(key) && !addedSet.contains(key) {
-      let (index, found) = position(key, in: newKeys)
+      let (index, found) = position(key, in: oldKeys)
       if found, ChangeSummary.intersects(mask, filter.mask) { modifications.append(index) }
     }
     modifications.sort()
@@ -296,10 +297,11 @@ final class CollectionObserver<Collection>: RealmObserver {
       case .insert(let offset, _, _): insertions.append(offset)
       }
     }
+    // Modifications are positions in the previous version, as in RealmSwift.
     var modifications: [Int] = []
     if let table = state.elementTable, let filter {
-      let inserted = Set(insertions)
-      for (index, item) in now.enumerated() where !inserted.contains(index) {
+      let deleted = Set(deletions)
+      for (index, item) in last.enumerated() where !deleted.contains(index) {
         guard let key = CoreLinks.key(item) else { continue }
         if filter.isModified(key, row: nil, table: table, summary: summary, core: core) { modifications.append(index) }
       }

@@ -55,6 +55,12 @@ extension _Persistable {
     _rlmFromStored(_StoredValue(object._storedValue(at: index)), _AccessContext(object._core))
   }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self) {
+    // Assigning the embedded object the property already holds changes nothing, as in RealmSwift.
+    if let linked = Self._rlmTypeInfo.objectType, linked is EmbeddedObject.Type, let embedded = value as? ObjectBase,
+      embedded._core === object._core, embedded._table != nil, object._storedValue(at: index) == .link(embedded._key)
+    {
+      return
+    }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
   }
   public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { _rlmDefaultValue() }
