@@ -38,8 +38,8 @@ struct SectionedResultsTests {
     #expect(
       changes == [
         "initial 3",
-        // A new or removed section carries its rows (UIKit's batch-update convention).
-        "4 del [] ins [] mod [] +s [3] -s []",
+        // A removed section carries its rows; a new section's rows are also insertions (Realm Core).
+        "4 del [] ins [[3, 0]] mod [] +s [3] -s []",
         "3 del [] ins [] mod [] +s [] -s [0]",
         "3 del [] ins [] mod [[0, 1]] +s [] -s []",
       ])

@@ -2,8 +2,9 @@ import Dispatch
 import Foundation
 
 /// Results divided into sections by a key (RealmSwift's `SectionedResults`): the results are
-/// sorted, and consecutive elements with the same key form a section. Lazy and live: the
-/// sections are recomputed when the Realm's version changes.
+/// sorted, and the elements with the same key form a section, sections in the order their
+/// keys first appear. Lazy and live: the sections are recomputed when the Realm's version
+/// changes.
 public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: RealmCollectionValue>:
   RandomAccessCollection, CustomStringConvertible
 {
@@ -18,21 +19,21 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
   }
 
   /// The sections' layout: for each section its key and the positions of its elements in `results`.
-  var layout: [(key: Key, rows: Range<Int>)] {
+  var layout: [(key: Key, rows: [Int])] {
     let stamp = results.state.core?.stamp ?? 0
     if let cached = cache.layout, cache.stamp == stamp { return cached }
-    var sections: [(key: Key, rows: Range<Int>)] = []
-    var start = 0
-    var current: Key?
+    // One section per distinct key, as Realm Core (a key block need not follow the sort).
+    var sections: [(key: Key, rows: [Int])] = []
+    var sectionOf: [Key: Int] = [:]
     for (index, element) in results.enumerated() {
       let key = keyBlock(element)
-      if key != current {
-        if let current { sections.append((current, start..<index)) }
-        current = key
-        start = index
+      if let section = sectionOf[key] {
+        sections[section].rows.append(index)
+      } else {
+        sectionOf[key] = sections.count
+        sections.append((key, [index]))
       }
     }
-    if let current { sections.append((current, start..<results.count)) }
     if results.state.core?.isFrozen != true {
       cache.layout = sections
       cache.stamp = stamp
@@ -110,7 +111,11 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     var modifications: [IndexPath] = []
     let layout = self.layout
     for (newIndex, section) in new.enumerated() {
-      guard let oldIndex = oldKeys.firstIndex(of: section.key) else { continue }
+      guard let oldIndex = oldKeys.firstIndex(of: section.key) else {
+        // A new section's rows are insertions too (Realm Core leaves out only deleted sections' rows).
+        insertions += section.items.indices.map { IndexPath(indexes: [newIndex, $0]) }
+        continue
+      }
       let difference = section.items.difference(from: old[oldIndex].items)
       var inserted = Set<Int>()
       for change in difference {
@@ -134,7 +139,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 
 /// Remembers the last computed section layout.
 final class SectionCache<Key> {
-  var layout: [(key: Key, rows: Range<Int>)]?
+  var layout: [(key: Key, rows: [Int])]?
   var stamp: UInt64 = 0
 }
 
@@ -145,14 +150,14 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   /// The section's key.
   public let key: Key
   let results: Results<T>
-  let rows: Range<Int>
+  let rows: [Int]
 
   /// The section's identity: its key.
   public var id: Key { key }
   public var startIndex: Int { 0 }
   public var endIndex: Int { rows.count }
   /// The element at `position` within the section.
-  public subscript(position: Int) -> T { results[rows.lowerBound + position] }
+  public subscript(position: Int) -> T { results[rows[position]] }
   public var description: String { "ResultsSection<\(Key.self), \(T.self)>(key: \(key), count: \(rows.count))" }
 }
 
@@ -161,8 +166,8 @@ public enum SectionedResultsChange<Collection> {
   /// The first evaluation.
   case initial(Collection)
   /// Elements deleted (old index paths), inserted and modified (new index paths), and whole
-  /// sections inserted and deleted; the rows of an inserted or deleted section are implied by
-  /// it and not listed again (UIKit's batch-update convention).
+  /// sections inserted and deleted; the rows of a deleted section are implied by it and not
+  /// listed again, those of an inserted section are listed as insertions (as Realm Core does).
   case update(
     Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
     sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
@@ -183,7 +188,13 @@ extension Results {
   public func sectioned<Key: _Persistable & Hashable>(
     by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor]
   ) -> SectionedResults<Key, Element> where Element: ObjectBase {
-    SectionedResults(results: sorted(by: sortDescriptors), keyBlock: { $0[keyPath: keyPath] })
+    guard let first = sortDescriptors.first else {
+      fatalError("Can not section Results with empty sortDescriptor parameter.")
+    }
+    guard first.keyPath == _KeyPathProbe.name(of: keyPath) else {
+      fatalError("The section key path must match the primary sort descriptor.")
+    }
+    return SectionedResults(results: sorted(by: sortDescriptors), keyBlock: { $0[keyPath: keyPath] })
   }
 
   /// The results sorted by `sortDescriptors` and divided into sections by `keyBlock`'s value
@@ -191,7 +202,8 @@ extension Results {
   public func sectioned<Key: _Persistable & Hashable>(
     sortDescriptors: [SortDescriptor], _ keyBlock: @escaping ((Element) -> Key)
   ) -> SectionedResults<Key, Element> {
-    SectionedResults(results: sorted(by: sortDescriptors), keyBlock: keyBlock)
+    if sortDescriptors.isEmpty { fatalError("Can not section Results with empty sortDescriptor parameter.") }
+    return SectionedResults(results: sorted(by: sortDescriptors), keyBlock: keyBlock)
   }
 }
 

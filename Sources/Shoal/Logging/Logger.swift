@@ -48,6 +48,12 @@ public final class Logger: Sendable {
 
   /// Logs `message` through this logger, if `level` is enabled for `category`.
   public func log(level: Level, message: @autoclosure () -> String, category: Category = .shoal) {
+    // The shared logger follows the levels per category; another logger its own level.
+    if Logger.state.withLock({ $0 !== self }) {
+      guard level != .off, level.rawValue <= self.level.rawValue else { return }
+      function(level, category, message())
+      return
+    }
     guard Log.isEnabled(level, category) else { return }
     function(level, category, message())
   }

@@ -1,6 +1,11 @@
 import Dispatch
 import Foundation
 @_spi(Reflection) import Swift
+import Synchronization
+
+/// Projection classes whose `@Projected` key paths were checked (a generic class cannot hold
+/// a static stored property).
+private let projectionClassesChecked = Mutex<Set<ObjectIdentifier>>([])
 
 /// A lightweight view of an object's properties under other names or shapes (RealmSwift's
 /// `Projection`):
@@ -22,6 +27,21 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
   /// Creates a projection of `object`.
   public required init(projecting object: Root) {
     rootObject = object
+    Projection.checkProjectedProperties(of: self)
+  }
+
+  /// Fails, as RealmSwift does, when a `@Projected` key path does not start at a persisted
+  /// property of the root class (checked once per projection class).
+  private static func checkProjectedProperties(of projection: Projection<Root>) {
+    let id = ObjectIdentifier(type(of: projection))
+    if projectionClassesChecked.withLock({ $0.contains(id) }) { return }
+    for property in projection.projectedProperties {
+      guard let keyPath = property.keyPath as? PartialKeyPath<Root> else { continue }
+      if _KeyPathProbe.name(ofPartial: keyPath).isEmpty {
+        fatalError("@Projected property '\(property.name)' must be a part of Realm object")
+      }
+    }
+    projectionClassesChecked.withLock { _ = $0.insert(id) }
   }
 
   /// The Realm of the projected object.
@@ -106,17 +126,29 @@ extension ProjectionObservable {
     guard let projection = self as? Projection<Root> else { fatalError("Only projections can be observed") }
     let properties = projection.projectedProperties.map { property in
       let keyPath = property.keyPath as! PartialKeyPath<Root>  // safe: @Projected key paths start at Root
-      return (property.name, _KeyPathProbe.name(ofPartial: keyPath))
+      let rootPath = _KeyPathProbe.name(ofPartial: keyPath)
+      return (
+        name: property.name, rootPath: rootPath, root: String(rootPath.split(separator: ".").first ?? ""),
+        keyPath: keyPath
+      )
     }
-    let chosen = properties.filter { keyPaths == nil || keyPaths?.contains($0.0) == true }
-    let rootPaths = chosen.map { $0.1.replacingOccurrences(of: ".projectTo", with: "") }
-    let pairs: [(String, String)] = chosen.map { (String($0.1.split(separator: ".").first ?? ""), $0.0) }
-    let names = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+    // A string key path names a projected property or, as RealmSwift's code matches them, a
+    // property of the root object.
+    let chosen = properties.filter { property in
+      guard let keyPaths else { return true }
+      return keyPaths.contains(property.name) || keyPaths.contains(property.rootPath)
+        || keyPaths.contains(property.root)
+    }
+    let rootPaths = chosen.map { $0.rootPath.replacingOccurrences(of: ".projectTo", with: "") }
+    // Every projected property of a changed root property is reported, with its projected value.
+    let projectedNames = Dictionary(grouping: chosen, by: \.root)
     return rootObject.observeObject(keyPaths: rootPaths, on: queue) { (change: ObjectChange<Root>) in
       switch change {
       case .change(let object, let changes):
-        let renamed = changes.compactMap { change in
-          names[change.name].map { PropertyChange(name: $0, oldValue: change.oldValue, newValue: change.newValue) }
+        let renamed = changes.flatMap { change in
+          (projectedNames[change.name] ?? []).map {
+            PropertyChange(name: $0.name, oldValue: change.oldValue, newValue: object[keyPath: $0.keyPath])
+          }
         }
         if !renamed.isEmpty { block(.change(Self(projecting: object), renamed)) }
       case .deleted: block(.deleted)

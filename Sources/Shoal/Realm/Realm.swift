@@ -100,6 +100,11 @@ public struct Realm {
   @discardableResult
   public func refresh() -> Bool { core.refresh() }
 
+  /// Moves to the newest version (RealmSwift's `asyncRefresh`); true when that changed what
+  /// this Realm sees. Shoal's refresh does not block on other writers, so it completes at once.
+  @discardableResult
+  public func asyncRefresh() async -> Bool { refresh() }
+
   /// Releases the version this Realm pins; the next access reads the newest one.
   public func invalidate() { core.invalidate() }
 
