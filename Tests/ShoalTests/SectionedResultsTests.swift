@@ -45,4 +45,34 @@ struct SectionedResultsTests {
       ])
     withExtendedLifetime(token) {}
   }
+
+  @Test func sectionsFreezeAndThaw() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for (i, name) in ["ant", "bee", "bat", "cat", "cow"].enumerated() {
+        realm.add(Dog(value: ["name": name, "age": i]))
+      }
+    }
+    let sectioned = realm.objects(Dog.self).sectioned(sortDescriptors: [SortDescriptor(keyPath: "name")]) {
+      String($0.name.prefix(1))
+    }
+    let bees = sectioned[1]
+    #expect(bees.realm != nil && !bees.isFrozen && !bees.isInvalidated)
+    let frozen = bees.freeze()
+    #expect(frozen.isFrozen)
+    try realm.write { realm.add(Dog(value: ["name": "boa", "age": 9])) }
+    // The frozen section keeps its elements; thawed, it is the live section of that key.
+    #expect(frozen.map(\.name) == ["bat", "bee"])
+    let thawed = try #require(frozen.thaw())
+    #expect(!thawed.isFrozen)
+    #expect(thawed.key == "b")
+    #expect(thawed.map(\.name) == ["bat", "bee", "boa"])
+    // A section whose key no longer has elements thaws to nil.
+    let ants = sectioned[0].freeze()
+    #expect(ants.key == "a")
+    try realm.write { realm.delete(realm.objects(Dog.self).filter("name BEGINSWITH 'a'")) }
+    #expect(sectioned[0].key == "b")
+    #expect(ants.thaw() == nil)
+    #expect(ants.map(\.name) == ["ant"])
+  }
 }

@@ -48,7 +48,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
   /// The section at `position`.
   public subscript(position: Int) -> ResultsSection<Key, SectionElement> {
     let section = layout[position]
-    return ResultsSection(key: section.key, results: results, rows: section.rows)
+    return ResultsSection(key: section.key, results: results, rows: section.rows, keyBlock: keyBlock)
   }
   /// The element at an index path (section, item).
   public subscript(indexPath: IndexPath) -> SectionElement { self[indexPath[0]][indexPath[1]] }
@@ -151,6 +151,7 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   public let key: Key
   let results: Results<T>
   let rows: [Int]
+  let keyBlock: (T) -> Key
 
   /// The section's identity: its key.
   public var id: Key { key }
@@ -158,6 +159,23 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   public var endIndex: Int { rows.count }
   /// The element at `position` within the section.
   public subscript(position: Int) -> T { results[rows[position]] }
+  /// The Realm of the section's results.
+  public var realm: Realm? { results.realm }
+  /// Whether the results can no longer be accessed.
+  public var isInvalidated: Bool { results.isInvalidated }
+  /// Whether the section is frozen.
+  public var isFrozen: Bool { results.isFrozen }
+  /// The section, frozen at the current version (its elements as they are now).
+  public func freeze() -> ResultsSection {
+    ResultsSection(key: key, results: results.freeze(), rows: rows, keyBlock: keyBlock)
+  }
+  /// The live section with this key, its elements as they are now; nil when the results cannot
+  /// be thawed or no element has this key any more.
+  public func thaw() -> ResultsSection? {
+    guard let live = results.thaw() else { return nil }
+    let sectioned = SectionedResults(results: live, keyBlock: keyBlock)
+    return sectioned.first { $0.key == key }
+  }
   public var description: String { "ResultsSection<\(Key.self), \(T.self)>(key: \(key), count: \(rows.count))" }
 }
 
