@@ -97,21 +97,12 @@ final class EventContext {
       guard let changes = summary.classes[name], !changes.isEmpty, let table = core.table(named: name) else {
         continue
       }
-      out.key(name)
-      out.beginObject()
-      out.key("insertions")
-      out.raw(
-        "["
-          + changes.inserted.sorted().compactMap { key in
-            core.row(table, key).map { EventJSON.object($0, table: table, core: core) }
-          }.joined(separator: ",") + "]")
-      out.key("deletions")
-      out.raw(
-        "["
-          + changes.deleted.sorted().compactMap { key in
-            core.row(table, key, in: old).map { EventJSON.object($0, table: table, core: core, snapshot: old) }
-          }.joined(separator: ",") + "]")
-      out.key("modifications")
+      let insertions = changes.inserted.sorted().compactMap { key in
+        core.row(table, key).map { EventJSON.object($0, table: table, core: core) }
+      }
+      let deletions = changes.deleted.sorted().compactMap { key in
+        core.row(table, key, in: old).map { EventJSON.object($0, table: table, core: core, snapshot: old) }
+      }
       var modifications: [String] = []
       for (key, mask) in changes.modified.sorted(by: { $0.key < $1.key }) {
         guard let before = core.row(table, key, in: old), let after = core.row(table, key) else { continue }
@@ -128,7 +119,16 @@ final class EventContext {
         entry.endObject()
         modifications.append(entry.text)
       }
-      out.raw("[" + modifications.joined(separator: ",") + "]")
+      // As RealmSwift's event library: only the kinds of change that happened are listed.
+      let kinds = [("insertions", insertions), ("deletions", deletions), ("modifications", modifications)]
+        .filter { !$0.1.isEmpty }
+      guard !kinds.isEmpty else { continue }
+      out.key(name)
+      out.beginObject()
+      for (kind, items) in kinds {
+        out.key(kind)
+        out.raw("[" + items.joined(separator: ",") + "]")
+      }
       out.endObject()
     }
     out.endObject()

@@ -64,6 +64,20 @@ extension Query where T: _QueryCollection, T.Element: ObjectBase {
   }
 }
 
+extension Query where T: PersistableEnum {
+  /// The enum's raw value: the stored value, to compare as such (`$0.mood.rawValue.starts(with: "s")`).
+  public var rawValue: Query<T.RawValue> {
+    Query<T.RawValue>(expression: expression, collectionPrefix: collectionPrefix)
+  }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum {
+  /// The optional enum's raw value: the stored value, nil when the enum is nil.
+  public var rawValue: Query<T.Wrapped.RawValue?> {
+    Query<T.Wrapped.RawValue?>(expression: expression, collectionPrefix: collectionPrefix)
+  }
+}
+
 private func isToMany(_ type: Any.Type) -> Bool { type is any _QueryCollection.Type }
 
 /// Optionals, for type-safe queries through optional links. Not for direct use.

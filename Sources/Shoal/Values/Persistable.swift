@@ -320,7 +320,8 @@ extension RowValue {
     case let v as String: self = .string(v)
     case let v as Substring: self = .string(String(v))
     case let v as Data: self = .data(v)
-    case let v as [UInt8]: self = .data(Data(v))
+    // Only a real [UInt8]: any empty array casts to [UInt8] (an empty list argument is a list).
+    case let v as [UInt8] where type(of: value) == [UInt8].self: self = .data(Data(v))
     case let v as Date: self = .date(v)
     case let v as UUID: self = .uuid(v)
     case let v as ObjectId: self = .objectId(v)
