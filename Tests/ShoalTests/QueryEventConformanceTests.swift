@@ -311,6 +311,8 @@ struct QueryEventConformanceTests {
     #expect(qconfIDs(people.where { $0.age < $0.minAge }) == [2])
     #expect(qconfIDs(people.where { $0.age == $0.minAge }) == [4])
     #expect(qconfIDs(people.where { $0.age != $0.minAge }) == [1, 2, 3])
+    #expect(qconfIDs(people.where { $0.age >= $0.minAge }) == [1, 3, 4])
+    #expect(qconfIDs(people.where { $0.age <= $0.minAge }) == [2, 4])
   }
 
   @Test func logicalOperatorsFollowSwiftPrecedence() throws {

@@ -104,16 +104,16 @@ final class ClassInfo: Sendable {
     let primaries = fields.filter { $0.options.primaryKey }
     if primaries.count > 1 {
       errors.append(
-        "Properties '\(primaries[0].name)' and '\(primaries[1].name)' are both marked as the primary key of '\(className)'"
+        "Properties '\(primaries[1].name)' and '\(primaries[0].name)' are both marked as the primary key of '\(className)'"
       )
     }
-    if isEmbedded, let primary = primaries.first {
-      errors.append("Embedded object type '\(className)' cannot have a primary key ('\(primary.name)')")
+    if isEmbedded, !primaries.isEmpty {
+      errors.append("Embedded object type '\(className)' cannot have a primary key.")
     }
     for field in fields {
       let info = field.typeInfo
       if info.type == .object, info.collection == .none, !info.isOptional {
-        errors.append("Property '\(className).\(field.name)' of type 'object' must be nullable.")
+        errors.append("Object property '\(field.name)' must be marked as optional.")
       }
       if info.type == .object, info.collection == .list || info.collection == .set, info.isOptional {
         errors.append("Property '\(className).\(field.name)' of type '\(field.typeDescription)' cannot be nullable.")

@@ -127,6 +127,12 @@ extension Query where T: MinMaxType {
   public static func < (lhs: Query, rhs: Query) -> Query<Bool> {
     Query<Bool>(expression: "\(lhs.expression) < \(rhs.expression)", isPredicate: true)
   }
+  public static func >= (lhs: Query, rhs: Query) -> Query<Bool> {
+    Query<Bool>(expression: "\(lhs.expression) >= \(rhs.expression)", isPredicate: true)
+  }
+  public static func <= (lhs: Query, rhs: Query) -> Query<Bool> {
+    Query<Bool>(expression: "\(lhs.expression) <= \(rhs.expression)", isPredicate: true)
+  }
   /// Within a closed range (`BETWEEN`).
   public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
     Query<Bool>(

@@ -157,21 +157,70 @@ public struct Realm {
         if let dictionary = value as? [String: Any] { pairs = dictionary.map { ($0.key, $0.value) } }
         if let array = value as? [Any] { pairs = zip(info.fields.map(\.name), array).map { ($0, $1) } }
         if let object = value as? ObjectBase { pairs = info.fields.map { ($0.name, object[$0.name]) } }
-        for (name, item) in pairs where name != pkName {
-          if update == .modified, let field = info.field(named: name),
-            let new = field.storedKeyValue(item as Any), existing._storedValue(at: field.index) == new
-          {
-            continue
-          }
-          existing[name] = item
-        }
+        applyUpdate(to: existing, info: info, pairs: pairs, skipping: pkName, update: update)
         return existing
       }
+    }
+    // Nested dictionaries naming existing objects by primary key update those objects.
+    var value = value
+    if update != .error, let dictionary = value as? [String: Any] {
+      var adjusted = dictionary
+      for field in info.fields where field.typeInfo.collection == .none {
+        guard let nested = dictionary[field.name] as? [String: Any],
+          let (existing, targetInfo, pkName) = existingObject(for: field, nested)
+        else { continue }
+        applyUpdate(
+          to: existing, info: targetInfo, pairs: nested.map { ($0.key, $0.value) }, skipping: pkName, update: update)
+        adjusted[field.name] = existing
+      }
+      value = adjusted
     }
     let object = T()
     object._assign(value)
     core.add(object, update: update)
     return object
+  }
+
+  /// The existing object a dictionary given for link `field` names by its primary key, with
+  /// its class and primary-key name; nil when the class has no primary key or no such object.
+  private func existingObject(for field: ClassInfo.Field, _ dictionary: [String: Any]) -> (
+    ObjectBase, ClassInfo, String
+  )? {
+    guard let target = field.typeInfo.objectType else { return nil }
+    let targetInfo = ClassInfo.of(target)
+    guard let pk = targetInfo.primaryKeyIndex, let pkValue = dictionary[targetInfo.fields[pk].name],
+      let stored = targetInfo.fields[pk].storedKeyValue(pkValue)
+    else { return nil }
+    let table = core.table(for: target)
+    guard let key = core.key(forPrimaryKey: stored, in: table) else { return nil }
+    return (core.object(table, key), targetInfo, targetInfo.fields[pk].name)
+  }
+
+  /// Writes `pairs` to the existing object of an update. A dictionary given for a link to a
+  /// class with a primary key updates the object with that key when there is one, leaving the
+  /// properties it does not name as they are (as Realm Core does).
+  private func applyUpdate(
+    to existing: ObjectBase, info: ClassInfo, pairs: [(String, Any?)], skipping pkName: String?, update: UpdatePolicy
+  ) {
+    for (name, item) in pairs where name != pkName {
+      guard let field = info.field(named: name) else {
+        existing[name] = item
+        continue
+      }
+      if field.typeInfo.collection == .none, let dictionary = item as? [String: Any],
+        let (nested, targetInfo, pkName) = existingObject(for: field, dictionary)
+      {
+        applyUpdate(
+          to: nested, info: targetInfo, pairs: dictionary.map { ($0.key, $0.value) }, skipping: pkName, update: update)
+        if existing._storedValue(at: field.index) != .link(nested._key) { existing[name] = nested }
+        continue
+      }
+      if update == .modified, let new = field.storedKeyValue(item as Any), existing._storedValue(at: field.index) == new
+      {
+        continue
+      }
+      existing[name] = item
+    }
   }
 
   /// Deletes an object, with its embedded objects; links to it become nil.
@@ -214,7 +263,7 @@ public struct Realm {
     let table = core.table(for: type)
     guard let stored = info.fields[pkIndex].storedKeyValue(key as Any) else {
       fatalError(
-        "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.fields[pkIndex].typeDescription)' primary key property '\(info.className).\(info.fields[pkIndex].name)'"
+        "Invalid value '\(key)' of type '\(KeyType.self)' for '\(info.fields[pkIndex].typeDescription)' property '\(info.className).\(info.fields[pkIndex].name)'."
       )
     }
     guard let objectKey = core.key(forPrimaryKey: stored, in: table) else { return nil }

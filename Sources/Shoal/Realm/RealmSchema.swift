@@ -57,21 +57,27 @@ final class RealmSchema: Sendable {
       order.append(info)
     }
     var i = 0
+    var missing: [String] = []
     while i < order.count {
       let info = order[i]
       errors += info.validationErrors()
       for field in info.fields {
         guard let target = field.typeInfo.objectType, seen[ObjectIdentifier(target)] == nil else { continue }
         let targetInfo = ClassInfo.of(target)
-        if explicit != nil {
-          errors.append(
-            "Property '\(info.className).\(field.name)' of type '\(field.typeDescription)' has unknown object type '\(targetInfo.className)'"
-          )
+        if explicit != nil, field.typeInfo.collection != .linkingObjects {
+          missing.append(
+            "'\(info.className).\(field.name)' links to class '\(targetInfo.className)', which is missing from the list "
+              + "of classes managed by the Realm")
         }
         seen[ObjectIdentifier(target)] = targetInfo
         order.append(targetInfo)
       }
       i += 1
+    }
+    // RealmSwift's text for an `objectTypes` list that leaves out a linked class (after the
+    // classes' own problems, which RealmSwift finds first, building each class's schema).
+    if !missing.isEmpty, errors.isEmpty {
+      throw Realm.Error(.fail, "Invalid class subset list:\n" + missing.map { "- " + $0 }.joined(separator: "\n"))
     }
     var names: [String: ClassInfo] = [:]
     for info in order {
@@ -90,10 +96,14 @@ final class RealmSchema: Sendable {
           )
           continue
         }
-        if property.typeInfo.objectType.map({ ClassInfo.of($0).className }) != info.className {
-          errors.append(
-            "Property '\(source.className).\(origin)' declared as origin of linking objects property '\(info.className).\(field.name)' is not a link to '\(info.className)'"
-          )
+        // Realm Core's texts.
+        let prefix =
+          "Property '\(source.className).\(origin)' declared as origin of linking objects property "
+          + "'\(info.className).\(field.name)'"
+        if let linked = property.typeInfo.objectType.map({ ClassInfo.of($0).className }) {
+          if linked != info.className { errors.append(prefix + " links to type '\(linked)'") }
+        } else {
+          errors.append(prefix + " is not a link")
         }
       }
     }
