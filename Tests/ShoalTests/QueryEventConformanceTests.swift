@@ -8,12 +8,12 @@ import Testing
 // (Shoal: fatal errors) are checked with exit tests.
 //
 // Left out because Shoal does not compile them (RealmSwift's `Query` has them):
-// `>=`/`<=` between two properties, `(…).count` subqueries on `Query<Bool>`, comparisons of a
-// value collection with an element (`$0.ints > 5`, `$0.tags == "x"`), `.contains(range)` on
-// collections, `.min`/`.max` through a to-many key path (`$0.dogs.age.max`), `contains`,
-// `containsAny(in:)`, `min`/`max`/`sum`/`avg` on `Map`s, `rawValue` on optional enums,
-// `persistableValue`, `like`/`equals`/`notEquals` on `String?`, `.contains(range)` on optional
-// values, `Data` searches and string searches against another property.
+// `(…).count` subqueries on `Query<Bool>`, `.contains(range)` on collections, `contains`,
+// `containsAny(in:)`, `min`/`max`/`sum`/`avg` on `Map`s, `persistableValue`, `.contains(range)`
+// on optional values, `Data` searches and string searches against another property. (Added
+// since the first pass: `>=`/`<=` between properties, value collections compared with an
+// element, `.min`/`.max` through a to-many key path, `rawValue` on enums and optional enums,
+// `like`/`equals`/`notEquals` on `String?`.)
 
 // MARK: - Models (names prefixed `QConf`; every Realm here lists them in `objectTypes`)
 
@@ -313,6 +313,24 @@ struct QueryEventConformanceTests {
     #expect(qconfIDs(people.where { $0.age != $0.minAge }) == [1, 2, 3])
     #expect(qconfIDs(people.where { $0.age >= $0.minAge }) == [1, 3, 4])
     #expect(qconfIDs(people.where { $0.age <= $0.minAge }) == [2, 4])
+  }
+
+  /// A collection of values compared with one value matches when any element does; string
+  /// options on optional strings; `min`/`max` of a property through a to-many link.
+  @Test func valueCollectionsOptionalStringsAndAggregatesThroughLinks() throws {
+    let people = try qconfPeopleRealm().objects(QConfPerson.self)
+    #expect(qconfIDs(people.where { $0.ints > 5 }) == [2])
+    #expect(qconfIDs(people.where { $0.ints == 4 }) == [4])
+    #expect(qconfIDs(people.where { $0.ints <= 1 }) == [1])
+    #expect(qconfIDs(people.where { $0.ints >= 5 }) == [2, 4])
+    #expect(qconfIDs(people.where { $0.ints < 2 }) == [1])
+    #expect(qconfIDs(people.where { $0.ints != 10 }) == [1, 4])
+    #expect(qconfIDs(people.where { $0.tags == "vip" }) == [1, 3])
+    #expect(qconfIDs(people.where { $0.nickname.equals("annie", options: [.caseInsensitive]) }) == [1])
+    #expect(qconfIDs(people.where { $0.nickname.like("Ren?") }) == [3])
+    #expect(qconfIDs(people.where { $0.nickname.like("ren*", caseInsensitive: true) }) == [3])
+    #expect(qconfIDs(people.where { $0.dogs.age.max > 4 }) == [3, 4])
+    #expect(qconfIDs(people.where { $0.dogs.age.min < 2 }) == [1])
   }
 
   @Test func logicalOperatorsFollowSwiftPrecedence() throws {

@@ -212,6 +212,20 @@ extension Query where T == String? {
     Query<Bool>(
       expression: "\(expression) ENDSWITH\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
   }
+  /// Equal to `value` with options.
+  public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> {
+    Query<Bool>(expression: "\(expression) ==\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
+  }
+  /// Not equal to `value` with options.
+  public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> {
+    Query<Bool>(expression: "\(expression) !=\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
+  }
+  /// Matches a pattern with `*` and `?` wildcards.
+  public func like(_ value: String, caseInsensitive: Bool = false) -> Query<Bool> {
+    Query<Bool>(
+      expression: "\(expression) LIKE\(caseInsensitive ? "[c]" : "") %@", arguments: arguments + [value],
+      isPredicate: true)
+  }
 }
 
 // MARK: Collections
@@ -232,6 +246,28 @@ extension Query where T: _QueryCollection, T.Element: _Persistable {
   }
 }
 
+extension Query where T: _QueryCollection, T.Element: _Persistable {
+  /// Any element equals `value` (RealmSwift compares a collection of values element-wise).
+  public static func == (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("==", rhs) }
+  /// Any element differs from `value`.
+  public static func != (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("!=", rhs) }
+
+  fileprivate func anyElement(_ op: String, _ value: T.Element) -> Query<Bool> {
+    Query<Bool>(expression: "ANY \(expression) \(op) %@", arguments: arguments + [value as Any], isPredicate: true)
+  }
+}
+
+extension Query where T: _QueryCollection, T.Element: _Persistable & MinMaxType {
+  /// Any element is greater than `value`.
+  public static func > (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement(">", rhs) }
+  /// Any element is greater than or equal to `value`.
+  public static func >= (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement(">=", rhs) }
+  /// Any element is less than `value`.
+  public static func < (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("<", rhs) }
+  /// Any element is less than or equal to `value`.
+  public static func <= (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("<=", rhs) }
+}
+
 extension Query where T: _QueryCollection, T.Element: AddableType {
   /// The average of the elements.
   public var avg: Query<T.Element> { Query<T.Element>(expression: expression + ".@avg", arguments: arguments) }
@@ -246,18 +282,29 @@ extension Query where T: _QueryCollection, T.Element: MinMaxType {
   public var max: Query<T.Element> { Query<T.Element>(expression: expression + ".@max", arguments: arguments) }
 }
 
-extension Query where T: AddableType {
-  private func aggregate(_ name: String) -> Query<T> {
+extension Query where T: MinMaxType {
+  /// The smallest value of this property over the objects of the collection on the path.
+  public var min: Query<T> { aggregateOverPath("min") }
+  /// The largest value of this property over the objects of the collection on the path.
+  public var max: Query<T> { aggregateOverPath("max") }
+}
+
+extension Query {
+  /// `collection.@name.property` for a property reached through a to-many relationship.
+  fileprivate func aggregateOverPath(_ name: String) -> Query<T> {
     guard let prefix = collectionPrefix, expression.hasPrefix(prefix + ".") else {
       return Query<T>(expression: expression + ".@" + name, arguments: arguments)
     }
     let tail = expression.dropFirst(prefix.count + 1)
     return Query<T>(expression: "\(prefix).@\(name).\(tail)", arguments: arguments)
   }
+}
+
+extension Query where T: AddableType {
   /// The average of this property over the objects of the collection on the path.
-  public var avg: Query<T> { aggregate("avg") }
+  public var avg: Query<T> { aggregateOverPath("avg") }
   /// The sum of this property over the objects of the collection on the path.
-  public var sum: Query<T> { aggregate("sum") }
+  public var sum: Query<T> { aggregateOverPath("sum") }
 }
 
 extension Query where T: _MapQueryable {
