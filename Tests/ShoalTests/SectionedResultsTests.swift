@@ -75,4 +75,24 @@ struct SectionedResultsTests {
     #expect(ants.thaw() == nil)
     #expect(ants.map(\.name) == ["ant"])
   }
+
+  @Test func observeWithSwiftKeyPaths() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for (i, name) in ["ant", "bee", "cat"].enumerated() { realm.add(Dog(value: ["name": name, "age": i])) }
+    }
+    let dogs = realm.objects(Dog.self)
+    let sectioned = dogs.sectioned(sortDescriptors: [SortDescriptor(keyPath: "name")]) { String($0.name.prefix(1)) }
+    var modified: [[Int]] = []
+    let token = sectioned.observe(keyPaths: [\Dog.age]) { change in
+      if case .update(_, _, _, let modifications, _, _) = change {
+        modified.append(contentsOf: modifications.map { [$0[0], $0[1]] })
+      }
+    }
+    // A property outside the key paths is not heard of; one inside is.
+    try realm.write { dogs.filter("name == 'bee'").first?.name = "bee2" }
+    try realm.write { dogs.filter("name == 'cat'").first?.age = 7 }
+    #expect(modified == [[2, 0]])
+    withExtendedLifetime(token) {}
+  }
 }

@@ -93,6 +93,14 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     }
   }
 
+  /// `observe` with the key paths given as Swift key paths of the elements.
+  public func observe(
+    keyPaths: [PartialKeyPath<SectionElement>], on queue: DispatchQueue? = nil,
+    _ block: @escaping (SectionedResultsChange<SectionedResults<Key, SectionElement>>) -> Void
+  ) -> NotificationToken where SectionElement: ObjectBase {
+    observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+
   /// Section keys and element identities, to compare versions.
   func snapshot() -> [(key: Key, items: [ObjectKey?])] {
     let items = results.state.items()
