@@ -133,19 +133,6 @@ private func aconfWaitAsync(_ condition: () -> Bool) async -> Bool {
   return true
 }
 
-/// Runs `body` on a new thread and returns its result.
-private func aconfOnOtherThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-  let result = Mutex<Result<T, any Error>?>(nil)
-  let done = DispatchSemaphore(value: 0)
-  Thread.detachNewThread {
-    let outcome = Result { try body() }
-    result.withLock { $0 = outcome }
-    done.signal()
-  }
-  done.wait()
-  return try result.withLock { $0! }.get()
-}
-
 /// A value as text, optionals unwrapped.
 private func aconfDescribe(_ value: Any?) -> String {
   guard let value else { return "nil" }
@@ -187,12 +174,6 @@ private func aconfCheck(_ condition: Bool, _ message: @autoclosure () -> String)
   FileHandle.standardError.write(Data("AConf check failed: \(message())\n".utf8))
 }
 
-/// What an exit test's child process wrote to standard error.
-private func aconfStderr(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 /// Opens a Realm, writes to it and lets it go, so that the shared logger hears Realm's own lines.
 private func aconfOpenAndWrite() throws {
   let realm = try Realm(configuration: aconfConfiguration())
@@ -217,7 +198,7 @@ struct AsyncLoggerConformanceLoggerTests {
     let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
       aconfCheck(Logger.shared.level == .info, "Logger.shared.level is \(Logger.shared.level), not info")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 
   /// `Logger.shared = logger` makes it the default logger, with its level; `Logger.shared.level`
@@ -229,7 +210,7 @@ struct AsyncLoggerConformanceLoggerTests {
       Logger.shared.level = .warn
       aconfCheck(Logger.shared.level == .warn, "shared level \(Logger.shared.level) after setting warn")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 
   /// A custom logger at `.all` receives Realm's own lines when a Realm is opened and written,
@@ -245,7 +226,7 @@ struct AsyncLoggerConformanceLoggerTests {
         messages.contains { $0.level.rawValue > Logger.Level.info.rawValue },
         "no message more verbose than info: \(messages.map { "\($0.level): \($0.message)" })")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 
   /// The threshold filters Realm's lines: at `.info` nothing more verbose arrives; raising
@@ -269,7 +250,7 @@ struct AsyncLoggerConformanceLoggerTests {
         atTrace.allSatisfy { $0.level.rawValue <= Logger.Level.trace.rawValue },
         "messages above the .trace threshold: \(atTrace.map { "\($0.level): \($0.message)" })")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 
   /// "To disable use `Logger.shared.level = .off`."
@@ -281,7 +262,7 @@ struct AsyncLoggerConformanceLoggerTests {
       try aconfOpenAndWrite()
       aconfCheck(received.all.isEmpty, "messages at .off: \(received.all.map { "\($0.level): \($0.message)" })")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 
   /// `log(level:message:)` hands the level and the exact message to the log function, for
@@ -300,7 +281,7 @@ struct AsyncLoggerConformanceLoggerTests {
         ours.map(\.message) == ["aconf error line", "aconf warn line"], "received \(ours.map(\.message))")
       aconfCheck(ours.map(\.level) == [.error, .warn], "levels \(ours.map(\.level))")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 
   /// `Logger(level:logFunction:)` gives the logger that threshold: a logger made at `.all` logs
@@ -321,7 +302,7 @@ struct AsyncLoggerConformanceLoggerTests {
         received.all.map(\.message) == ["aconf debug line"],
         "a logger at .error passed its warning: \(received.all.map(\.message))")
     }
-    #expect(!aconfStderr(result).contains("AConf check failed"), "\(aconfStderr(result))")
+    #expect(!stderrText(result).contains("AConf check failed"), "\(stderrText(result))")
   }
 }
 
@@ -518,7 +499,7 @@ struct AsyncLoggerConformanceProjectionTests {
       let projection = AConfIgnoredProjection(projecting: person)
       FileHandle.standardError.write(Data("created \(projection.scratch)\n".utf8))
     }
-    #expect(aconfStderr(result).contains("@Projected property 'scratch' must be a part of Realm object"))
+    #expect(stderrText(result).contains("@Projected property 'scratch' must be a part of Realm object"))
   }
 }
 
@@ -589,7 +570,7 @@ struct AsyncLoggerConformanceSectionedTests {
         by: \.firstLetter, sortDescriptors: [SortDescriptor(keyPath: "rank")])
       FileHandle.standardError.write(Data("sectioned \(sectioned.count)\n".utf8))
     }
-    #expect(aconfStderr(result).contains("The section key path must match the primary sort descriptor."))
+    #expect(stderrText(result).contains("The section key path must match the primary sort descriptor."))
   }
 
   @Test func sectioningWithNoSortDescriptorFails() async {
@@ -598,7 +579,7 @@ struct AsyncLoggerConformanceSectionedTests {
       let sectioned = realm.objects(AConfItem.self).sectioned(by: \.firstLetter, sortDescriptors: [])
       FileHandle.standardError.write(Data("sectioned \(sectioned.count)\n".utf8))
     }
-    #expect(aconfStderr(result).contains("Can not section Results with empty sortDescriptor parameter."))
+    #expect(stderrText(result).contains("Can not section Results with empty sortDescriptor parameter."))
   }
 
   /// realm-swift's `SectionedResultsTests.testObserveOnQueue`: a section that disappears is
@@ -824,7 +805,7 @@ struct AsyncLoggerConformanceAsyncTests {
         }
       }
     }
-    #expect(aconfStderr(result).contains("asyncWrite() can only be called on main thread or actor-isolated Realms"))
+    #expect(stderrText(result).contains("asyncWrite() can only be called on main thread or actor-isolated Realms"))
   }
 
   /// `writeAsync` needs a Realm that can be called back (a run loop, a queue or an actor);
@@ -845,7 +826,7 @@ struct AsyncLoggerConformanceAsyncTests {
       }
     }
     #expect(
-      aconfStderr(result).contains(
+      stderrText(result).contains(
         "Cannot schedule async transaction. Make sure you are running from inside a run loop."))
   }
 
@@ -898,7 +879,7 @@ struct AsyncLoggerConformanceAsyncTests {
       }
     }
     #expect(await aconfWaitAsync { seen.count >= 1 })
-    try aconfOnOtherThread {
+    try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
       try other.write {
         other.create(AConfItem.self, value: ["name": "b", "rank": 1])
@@ -922,13 +903,13 @@ struct AsyncLoggerConformanceAsyncTests {
       for await change in stream { seen.append(aconfDescribe(change)) }
       seen.append("end")
     }
-    try aconfOnOtherThread {
+    try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
       try other.write { other.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.age = 40 }
       try other.write { other.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.firstName = "Augusta" }
     }
     #expect(await aconfWaitAsync { seen.count >= 1 })
-    try aconfOnOtherThread {
+    try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
       try other.write { other.delete(other.objects(AConfPerson.self).filter("id == 1")) }
     }
@@ -945,7 +926,7 @@ struct AsyncLoggerConformanceAsyncTests {
     let results = realm.objects(AConfItem.self).filter("rank > 1").sorted(byKeyPath: "name")
     let reference = ThreadSafeReference(to: results)
     #expect(!reference.isInvalidated)
-    let names = try aconfOnOtherThread { () -> [[String]] in
+    let names = try resultOnOtherThread { () -> [[String]] in
       let other = try Realm(configuration: configuration)
       guard let resolved = other.resolve(reference) else { return [] }
       let before = resolved.map(\.name)

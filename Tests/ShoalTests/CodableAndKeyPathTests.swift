@@ -230,16 +230,28 @@ struct CodableAndKeyPathTests {
     let follower = try queue.sync { try Realm(configuration: configuration, queue: queue) }
     let dogs = queue.sync { follower.objects(Dog.self) }
     try here.write { here.add(Dog(value: ["name": "Max", "age": 2])) }
-    var seen = 0
-    for _ in 0..<1_000 where seen != 3 {
+    // Nothing to wait on without an observer: poll the queue's view, up to a deadline.
+    let deadline = Date().addingTimeInterval(10)
+    var seen = queue.sync { dogs.count }
+    while seen != 3, Date() < deadline {
+      usleep(1_000)
       seen = queue.sync { dogs.count }
-      if seen != 3 { usleep(10_000) }
     }
     #expect(seen == 3, "the queue's Realm followed the commit without refresh()")
-    // With autorefresh off it stays where it is.
+    // With autorefresh off it stays where it is: a witness Realm on another queue, observed,
+    // shows the commit reached this process's Realms before the follower is checked.
     queue.sync { follower.autorefresh = false }
+    let witnessQueue = DispatchQueue(label: "witness")
+    let witnessHeard = DispatchSemaphore(value: 0)
+    let witnessToken = try witnessQueue.sync {
+      try Realm(configuration: configuration, queue: witnessQueue).objects(Dog.self).observe { change in
+        if case .update(let dogs, _, _, _) = change, dogs.count == 4 { witnessHeard.signal() }
+      }
+    }
     try here.write { here.add(Dog(value: ["name": "Fido", "age": 4])) }
-    usleep(100_000)
+    #expect(witnessHeard.wait(timeout: .now() + 10) == .success, "the witness heard the commit")
+    witnessToken.invalidate()
+    queue.sync {}  // anything already queued for the follower has run
     #expect(queue.sync { dogs.count } == 3)
     queue.sync { _ = follower.refresh() }
     #expect(queue.sync { dogs.count } == 4)

@@ -70,12 +70,6 @@ private func collPeopleRealm() throws -> Realm {
   return realm
 }
 
-/// What an exit test's child process wrote to standard error.
-private func collStderr(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 @Suite("RealmSwift collection and query conformance")
 struct CollectionConformanceTests {
   // MARK: List
@@ -125,7 +119,7 @@ struct CollectionConformanceTests {
       let (_, person) = try collRealmWithDogs()
       _ = person.dogs[5]
     }
-    #expect(collStderr(result).contains("Index 5 is out of bounds (must be less than 3)."))
+    #expect(stderrText(result).contains("Index 5 is out of bounds (must be less than 3)."))
   }
 
   @Test func managedListInsertRemoveMoveSwapAndReplaceOutOfBoundsFail() async {
@@ -134,27 +128,27 @@ struct CollectionConformanceTests {
       let (realm, person) = try collRealmWithDogs()
       try realm.write { person.dogs.insert(CollDog(), at: 5) }
     }
-    #expect(collStderr(insertResult).contains("Index 5 is out of bounds (must be less than 4)."))
+    #expect(stderrText(insertResult).contains("Index 5 is out of bounds (must be less than 4)."))
     let removeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let (realm, person) = try collRealmWithDogs()
       try realm.write { person.dogs.remove(at: 3) }
     }
-    #expect(collStderr(removeResult).contains("Index 3 is out of bounds (must be less than 3)."))
+    #expect(stderrText(removeResult).contains("Index 3 is out of bounds (must be less than 3)."))
     let moveResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let (realm, person) = try collRealmWithDogs()
       try realm.write { person.dogs.move(from: 0, to: 3) }
     }
-    #expect(collStderr(moveResult).contains("Index 3 is out of bounds (must be less than 3)."))
+    #expect(stderrText(moveResult).contains("Index 3 is out of bounds (must be less than 3)."))
     let swapResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let (realm, person) = try collRealmWithDogs()
       try realm.write { person.dogs.swapAt(0, 7) }
     }
-    #expect(collStderr(swapResult).contains("Index 7 is out of bounds (must be less than 3)."))
+    #expect(stderrText(swapResult).contains("Index 7 is out of bounds (must be less than 3)."))
     let replaceResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let (realm, person) = try collRealmWithDogs()
       try realm.write { person.dogs.replace(index: 4, object: CollDog()) }
     }
-    #expect(collStderr(replaceResult).contains("Index 4 is out of bounds (must be less than 3)."))
+    #expect(stderrText(replaceResult).contains("Index 4 is out of bounds (must be less than 3)."))
   }
 
   /// Unmanaged lists are backed by an unmanaged `RLMArray`, which checks bounds with the same text.
@@ -164,13 +158,13 @@ struct CollectionConformanceTests {
       list.append(objectsIn: ["a", "b", "c"])
       _ = list[5]
     }
-    #expect(collStderr(getResult).contains("Index 5 is out of bounds (must be less than 3)."))
+    #expect(stderrText(getResult).contains("Index 5 is out of bounds (must be less than 3)."))
     let removeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let list = List<String>()
       list.append(objectsIn: ["a", "b", "c"])
       list.remove(at: 3)
     }
-    #expect(collStderr(removeResult).contains("Index 3 is out of bounds (must be less than 3)."))
+    #expect(stderrText(removeResult).contains("Index 3 is out of bounds (must be less than 3)."))
   }
 
   @Test func listNegativeIndexFails() async {
@@ -178,12 +172,12 @@ struct CollectionConformanceTests {
       let (_, person) = try collRealmWithDogs()
       _ = person.dogs[-1]
     }
-    #expect(collStderr(getResult).contains("Cannot pass a negative value for 'index'."))
+    #expect(stderrText(getResult).contains("Cannot pass a negative value for 'index'."))
     let swapResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let (realm, person) = try collRealmWithDogs()
       try realm.write { person.dogs.swapAt(0, -1) }
     }
-    #expect(collStderr(swapResult).contains("Cannot pass a negative value for 'index2'."))
+    #expect(stderrText(swapResult).contains("Cannot pass a negative value for 'index2'."))
   }
 
   @Test func listOfDeletedOwnerIsInvalidated() async throws {
@@ -201,7 +195,7 @@ struct CollectionConformanceTests {
       _ = dogs.count
     }
     #expect(
-      collStderr(result).contains("RLMArray has been invalidated or the containing object has been deleted."))
+      stderrText(result).contains("RLMArray has been invalidated or the containing object has been deleted."))
   }
 
   @Test func managedListHasItsRealmAndUnmanagedListHasNone() throws {
@@ -220,7 +214,7 @@ struct CollectionConformanceTests {
       let (_, person) = try collRealmWithDogs()
       person.dogs.append(CollDog())
     }
-    #expect(collStderr(result).contains("Cannot modify managed RLMArray outside of a write transaction."))
+    #expect(stderrText(result).contains("Cannot modify managed RLMArray outside of a write transaction."))
   }
 
   @Test func listAggregatesOfObjectProperties() throws {
@@ -369,7 +363,7 @@ struct CollectionConformanceTests {
       let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
       person.numbers.insert(1)
     }
-    #expect(collStderr(result).contains("Cannot modify managed RLMSet outside of a write transaction."))
+    #expect(stderrText(result).contains("Cannot modify managed RLMSet outside of a write transaction."))
   }
 
   // MARK: Map
@@ -437,13 +431,13 @@ struct CollectionConformanceTests {
       let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
       try realm.write { person.scores["a.b"] = 1 }
     }
-    #expect(collStderr(result).contains("Dictionary::insert: key must not contain '.'"))
+    #expect(stderrText(result).contains("Dictionary::insert: key must not contain '.'"))
     let dollarResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try collRealm()
       let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
       try realm.write { person.scores["$key"] = 1 }
     }
-    #expect(collStderr(dollarResult).contains("Dictionary::insert: key must not start with '$'"))
+    #expect(stderrText(dollarResult).contains("Dictionary::insert: key must not start with '$'"))
   }
 
   /// A map's link to a deleted object is nullified: the key remains, with a nil value.
@@ -547,7 +541,7 @@ struct CollectionConformanceTests {
       _ = realm.objects(CollPerson.self).sorted(byKeyPath: "bestFriend").count
     }
     #expect(
-      collStderr(linkResult).contains(
+      stderrText(linkResult).contains(
         "Cannot sort on key path 'bestFriend': property 'CollPerson.bestFriend' of type 'object' cannot be the final property in the key path."
       ))
     let listResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -555,14 +549,14 @@ struct CollectionConformanceTests {
       _ = realm.objects(CollPerson.self).sorted(byKeyPath: "dogs").count
     }
     #expect(
-      collStderr(listResult).contains(
+      stderrText(listResult).contains(
         "Cannot sort on key path 'dogs': property 'CollPerson.dogs' is of unsupported type 'array'."))
     let scalarResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try collPeopleRealm()
       _ = realm.objects(CollPerson.self).sorted(byKeyPath: "age.value").count
     }
     #expect(
-      collStderr(scalarResult).contains(
+      stderrText(scalarResult).contains(
         "Cannot sort on key path 'age.value': property 'CollPerson.age' of type 'int' may only be the final property in the key path."
       ))
   }
@@ -602,7 +596,7 @@ struct CollectionConformanceTests {
       _ = realm.objects(CollPerson.self).filter("age == %@", "old").count
     }
     #expect(
-      collStderr(result).contains(
+      stderrText(result).contains(
         "Expected object of type int for property 'age' on object of type 'CollPerson', but received: old"))
   }
 
@@ -611,7 +605,7 @@ struct CollectionConformanceTests {
       let realm = try collPeopleRealm()
       _ = realm.objects(CollPerson.self).filter("age >").count
     }
-    #expect(collStderr(result).contains("Unable to parse the format string \"age >\""))
+    #expect(stderrText(result).contains("Unable to parse the format string \"age >\""))
   }
 
   @Test func resultsSubscriptOutOfBoundsFails() async {
@@ -619,7 +613,7 @@ struct CollectionConformanceTests {
       let realm = try collPeopleRealm()
       _ = realm.objects(CollPerson.self).filter("age >= 30")[5]
     }
-    #expect(collStderr(result).contains("Index 5 is out of bounds (must be less than 3)."))
+    #expect(stderrText(result).contains("Index 5 is out of bounds (must be less than 3)."))
   }
 
   @Test func resultsStayLiveAndFrozenResultsDoNot() throws {

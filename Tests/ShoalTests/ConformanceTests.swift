@@ -87,12 +87,6 @@ private func confConfiguration() -> Realm.Configuration {
 
 private func confRealm() throws -> Realm { try Realm(configuration: confConfiguration()) }
 
-/// What an exit test's child process wrote to standard error.
-private func stderrText(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 @Suite("RealmSwift conformance")
 struct ConformanceTests {
   // MARK: Object.init(value:)

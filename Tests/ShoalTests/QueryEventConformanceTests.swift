@@ -184,12 +184,6 @@ private func qconfNames(_ results: Results<QConfDog>) -> [String] {
   results.map(\.name).sorted()
 }
 
-/// What an exit test's child process wrote to standard error.
-private func qconfStderr(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 /// The text of a JSON value with its keys sorted, to compare JSON documents.
 private func qconfJSON(_ value: Any) -> String {
   guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "" }
@@ -679,7 +673,7 @@ struct QueryEventConformanceTests {
       let (realm, frozen) = try qconfRealmBeyondTheVersionLimit()
       withExtendedLifetime(frozen) { realm.beginWrite() }
     }
-    #expect(qconfStderr(result).contains("Number of active versions (4) in the Realm exceeded the limit of 3"))
+    #expect(stderrText(result).contains("Number of active versions (4) in the Realm exceeded the limit of 3"))
   }
 
   /// RealmSwift's `write` begins with `beginWrite()`, so it raises the same exception: it is
@@ -697,7 +691,7 @@ struct QueryEventConformanceTests {
         exit(EXIT_SUCCESS)
       }
     }
-    #expect(qconfStderr(result).contains("Number of active versions (4) in the Realm exceeded the limit of 3"))
+    #expect(stderrText(result).contains("Number of active versions (4) in the Realm exceeded the limit of 3"))
   }
 
   /// Once the frozen Realms are gone and the file is opened afresh, writes succeed again.

@@ -119,25 +119,6 @@ private func seedMigratingFile(_ directory: URL) throws -> Realm.Configuration {
   return config
 }
 
-/// Runs `body` on a new thread and returns its result.
-private func onOtherThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-  let result = Mutex<Result<T, any Error>?>(nil)
-  let done = DispatchSemaphore(value: 0)
-  Thread.detachNewThread {
-    let outcome = Result { try body() }
-    result.withLock { $0 = outcome }
-    done.signal()
-  }
-  done.wait()
-  return try result.withLock { $0! }.get()
-}
-
-/// What an exit test's child process wrote to standard error.
-private func rconfStderr(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 /// Expects `body` to throw a `Realm.Error`, returning it.
 private func realmError(_ body: () throws -> Void) -> Realm.Error? {
   do {
@@ -226,7 +207,7 @@ struct RealmConformanceTests {
         #expect(realm.objects(RConfDog.self).count == 1)
         _ = try? realm.write { realm.create(RConfDog.self, value: ["Fido", 1]) }
       }
-      #expect(rconfStderr(result).contains("Can't perform transactions on read-only Realms."))
+      #expect(stderrText(result).contains("Can't perform transactions on read-only Realms."))
     }
   }
 
@@ -474,7 +455,7 @@ struct RealmConformanceTests {
         }
       }
       #expect(
-        rconfStderr(result).contains(
+        stderrText(result).contains(
           "Cannot rename property 'RConfMigrating.noSuchProperty' because it does not exist."))
     }
   }
@@ -571,7 +552,7 @@ struct RealmConformanceTests {
       let frozen = try rconfRealm().freeze()
       frozen.beginWrite()
     }
-    #expect(rconfStderr(begin).contains("Can't perform transactions on a frozen Realm"))
+    #expect(stderrText(begin).contains("Can't perform transactions on a frozen Realm"))
     // `write` is a throwing API: Shoal throws the same text there (the issue asks for frozen
     // misuse to be a thrown error wherever the API throws; RealmSwift raises an exception).
     let frozen = try? rconfRealm().freeze()
@@ -595,7 +576,7 @@ struct RealmConformanceTests {
       owner.name = "Bea"
       realm.create(RConfDog.self, value: ["Spot", 2])
     }
-    let seen = try onOtherThread { () -> [String] in
+    let seen = try resultOnOtherThread { () -> [String] in
       [frozenOwner.name, "\(frozenOwner.dogs.count)"] + frozenDogs.map(\.name)
     }
     #expect(seen == ["Ann", "2", "Fido", "Rex"])
@@ -610,20 +591,20 @@ struct RealmConformanceTests {
       let token = frozen.observe { _ in }
       token.invalidate()
     }
-    #expect(rconfStderr(results).contains(message))
+    #expect(stderrText(results).contains(message))
     let object = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try rconfRealm()
       let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
       let token = dog.freeze().observe { (_: ObjectChange<RConfDog>) in }
       token.invalidate()
     }
-    #expect(rconfStderr(object).contains(message))
+    #expect(stderrText(object).contains(message))
     let wholeRealm = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let frozen = try rconfRealm().freeze()
       let token = frozen.observe { _, _ in }
       token.invalidate()
     }
-    #expect(rconfStderr(wholeRealm).contains(message))
+    #expect(stderrText(wholeRealm).contains(message))
   }
 
   @Test func modifyingAFrozenObjectFails() async {
@@ -634,7 +615,7 @@ struct RealmConformanceTests {
       try realm.write { frozen.name = "Max" }
     }
     #expect(
-      rconfStderr(result).contains("Attempting to modify a frozen object - call thaw on the Object instance first."))
+      stderrText(result).contains("Attempting to modify a frozen object - call thaw on the Object instance first."))
   }
 
   @Test func thawingADeletedObjectGivesNil() throws {
@@ -659,7 +640,7 @@ struct RealmConformanceTests {
     let resultsRef = ThreadSafeReference(to: realm.objects(RConfDog.self).filter("age > 2"))
     let listRef = ThreadSafeReference(to: owner.dogs)
     #expect(!ownerRef.isInvalidated)
-    let seen = try onOtherThread { () -> [String] in
+    let seen = try resultOnOtherThread { () -> [String] in
       let other = try Realm(configuration: config)
       guard let owner = other.resolve(ownerRef), let results = other.resolve(resultsRef),
         let dogs = other.resolve(listRef)
@@ -682,7 +663,7 @@ struct RealmConformanceTests {
       #expect(realm.resolve(reference)?.name == "Rex")
       _ = realm.resolve(reference)
     }
-    #expect(rconfStderr(result).contains("Can only resolve a thread safe reference once."))
+    #expect(stderrText(result).contains("Can only resolve a thread safe reference once."))
   }
 
   @Test func resolvingADeletedObjectGivesNil() throws {
@@ -694,7 +675,7 @@ struct RealmConformanceTests {
     try realm.write { realm.delete(dog) }
     #expect(realm.resolve(sameThread) == nil)
     #expect(sameThread.isInvalidated)
-    let resolved = try onOtherThread { () -> Bool in
+    let resolved = try resultOnOtherThread { () -> Bool in
       let other = try Realm(configuration: config)
       other.refresh()
       return other.resolve(otherThread) != nil
@@ -706,7 +687,7 @@ struct RealmConformanceTests {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       _ = ThreadSafeReference(to: RConfDog(value: ["Rex", 3]))
     }
-    #expect(rconfStderr(result).contains("Cannot construct reference to unmanaged object"))
+    #expect(stderrText(result).contains("Cannot construct reference to unmanaged object"))
   }
 
   // MARK: Transactions
@@ -718,12 +699,12 @@ struct RealmConformanceTests {
       realm.beginWrite()
       realm.beginWrite()
     }
-    #expect(rconfStderr(begin).contains(message))
+    #expect(stderrText(begin).contains(message))
     let nested = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try rconfRealm()
       try realm.write { _ = try? realm.write {} }
     }
-    #expect(rconfStderr(nested).contains(message))
+    #expect(stderrText(nested).contains(message))
   }
 
   @Test func commitWriteWithoutAWriteThrows() async {
@@ -740,7 +721,7 @@ struct RealmConformanceTests {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       try rconfRealm().cancelWrite()
     }
-    #expect(rconfStderr(result).contains("Can't cancel a non-existing write transaction"))
+    #expect(stderrText(result).contains("Can't cancel a non-existing write transaction"))
   }
 
   @Test func cancelWriteDiscardsTheTransaction() throws {
@@ -797,7 +778,7 @@ struct RealmConformanceTests {
       realm.invalidate()
       _ = results.count
     }
-    #expect(rconfStderr(result).contains("Access to invalidated Results objects"))
+    #expect(stderrText(result).contains("Access to invalidated Results objects"))
   }
 
   @Test func refreshReportsWhetherTheVersionChanged() throws {
@@ -808,7 +789,7 @@ struct RealmConformanceTests {
     #expect(realm.refresh() == false)
     realm.autorefresh = false
     #expect(realm.autorefresh == false)
-    try onOtherThread {
+    try resultOnOtherThread {
       let other = try Realm(configuration: config)
       try other.write { other.create(RConfDog.self, value: ["Fido", 1]) }
     }

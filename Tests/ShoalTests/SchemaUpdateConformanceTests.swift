@@ -114,12 +114,6 @@ private func sconfConfiguration(_ types: [ObjectBase.Type] = sconfObjectTypes) -
 
 private func sconfRealm() throws -> Realm { try Realm(configuration: sconfConfiguration()) }
 
-/// What an exit test's child process wrote to standard error.
-private func sconfStderr(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 /// The error opening a Realm with `types` throws, as text (nil when it opens).
 private func sconfOpeningError(_ types: [ObjectBase.Type]) -> String? {
   do {
@@ -177,7 +171,7 @@ struct SchemaUpdateConformanceTests {
       _ = realm.objects(SConfLonely.self).count
     }
     #expect(
-      sconfStderr(result).contains(
+      stderrText(result).contains(
         "Object type 'SConfLonely' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in your configuration, add `SConfLonely` to the list of `objectClasses` / `objectTypes`."
       ))
   }
@@ -188,7 +182,7 @@ struct SchemaUpdateConformanceTests {
       try realm.write { realm.add(SConfLonely()) }
     }
     #expect(
-      sconfStderr(result).contains(
+      stderrText(result).contains(
         "Object type 'SConfLonely' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in your configuration, add `SConfLonely` to the list of `objectClasses` / `objectTypes`."
       ))
   }
@@ -198,7 +192,7 @@ struct SchemaUpdateConformanceTests {
       let realm = try sconfRealm()
       _ = realm.object(ofType: SConfPet.self, forPrimaryKey: "abc")
     }
-    let text = sconfStderr(result)
+    let text = stderrText(result)
     #expect(text.contains("Invalid value 'abc' of type '"))
     #expect(text.contains("' for 'int' property 'SConfPet.id'."))
   }
@@ -208,7 +202,7 @@ struct SchemaUpdateConformanceTests {
       let realm = try sconfRealm()
       _ = realm.object(ofType: SConfLog.self, forPrimaryKey: 1)
     }
-    #expect(sconfStderr(result).contains("'SConfLog' does not have a primary key"))
+    #expect(stderrText(result).contains("'SConfLog' does not have a primary key"))
   }
 
   /// RealmSwift names the later property first.
@@ -364,7 +358,7 @@ struct SchemaUpdateConformanceTests {
       try realm.write { realm.add(SConfOwner(value: ["id": 1, "pet": ["id": 10, "name": "Max"]])) }
     }
     #expect(
-      sconfStderr(result).contains(
+      stderrText(result).contains(
         "Attempting to create an object of type 'SConfPet' with an existing primary key value '10'."))
   }
 
@@ -582,7 +576,7 @@ struct SchemaUpdateConformanceTests {
       token.invalidate()
     }
     #expect(
-      sconfStderr(result).contains("Only objects which are managed by a Realm support change notifications"))
+      stderrText(result).contains("Only objects which are managed by a Realm support change notifications"))
   }
 
   @Test func invalidatingTheTokenStopsDelivery() throws {

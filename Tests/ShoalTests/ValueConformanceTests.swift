@@ -117,12 +117,6 @@ private func vconfConfiguration() -> Realm.Configuration {
 
 private func vconfRealm() throws -> Realm { try Realm(configuration: vconfConfiguration()) }
 
-/// What an exit test's child process wrote to standard error.
-private func vconfStderr(_ result: ExitTest.Result?) -> String {
-  guard let result else { return "" }
-  return String(decoding: result.standardErrorContent, as: UTF8.self)
-}
-
 /// A description with the addresses RealmSwift prints (`<0x…>`) replaced by `<ADDR>`.
 private func withoutAddresses(_ text: String) -> String {
   text.replacing(/<0x[0-9a-fA-F]+>/, with: "<ADDR>")
@@ -665,7 +659,7 @@ struct ValueConformanceTests {
         second.address = first.address
       }
     }
-    #expect(vconfStderr(result).contains("Can't set link to existing managed embedded object"))
+    #expect(stderrText(result).contains("Can't set link to existing managed embedded object"))
   }
 
   @Test func appendingAManagedEmbeddedObjectToAListFails() async {
@@ -676,7 +670,7 @@ struct ValueConformanceTests {
         owner.addresses.append(owner.addresses[0])
       }
     }
-    #expect(vconfStderr(result).contains("Cannot add an existing managed embedded object to a List."))
+    #expect(stderrText(result).contains("Cannot add an existing managed embedded object to a List."))
   }
 
   /// Assigning the embedded object a property already holds is allowed.

@@ -106,14 +106,14 @@ open class ObjectBase: CustomStringConvertible {
       // A dynamic object: the class's properties come from its schema.
       var lines = ["\(dynamic.table.name) {"]
       for property in dynamic.table.properties where property.collection != .linkingObjects {
-        lines.append("\t\(property.name) = \(describe(self[property.name]));")
+        lines.append("\t\(property.name) = \(describeValue(self[property.name]));")
       }
       lines.append("}")
       return lines.joined(separator: "\n")
     }
     var lines = ["\(info.className) {"]
     for field in info.fields where field.options.originProperty == nil {
-      lines.append("\t\(field.name) = \(describe(self[field.name]));")
+      lines.append("\t\(field.name) = \(describeValue(self[field.name]));")
     }
     lines.append("}")
     return lines.joined(separator: "\n")
@@ -127,11 +127,9 @@ open class ObjectBase: CustomStringConvertible {
       guard let field = info.field(named: key) else {
         fatalError(Realm.Error.invalidProperty(key, className: info.className).description)
       }
+      let value: Any? = _core != nil && _table != nil ? dynamicGet(field) : _unmanagedValue(field)
       // A nil optional reads as nil, not as a wrapped `Optional.none`.
-      if _core != nil, _table != nil {
-        return flattenedOptional(dynamicGet(field))
-      }
-      return flattenedOptional(_unmanagedValue(field))
+      return field.typeInfo.isOptional ? flattenedOptional(value) : value
     }
     set {
       if let dynamic = _dynamic, let object = self as? DynamicObject {
@@ -175,8 +173,6 @@ func invalidValueMessage(_ value: Any?, for field: ClassInfo.Field, of className
   return "Invalid value '\(text)' of type '\(typeName)' for '\(field.typeDescription)' property "
     + "'\(className).\(field.name)'."
 }
-
-private func describe(_ value: Any?) -> String { describeValue(value) }
 
 /// Runs `body` one level deeper into a description; past RealmSwift's five levels (links may
 /// form cycles) it says so instead.
