@@ -98,6 +98,62 @@ import Testing
     #expect(report.info.branchNodes > 0)
   }
 
+  /// Commits of one to three changes, as most commits are: nodes on the path stay in their
+  /// lazy form (image plus edits), and reads inside the transaction go through them.
+  @Test(arguments: [7, 8])
+  func smallCommitsMatchAModel(seed: UInt64) throws {
+    let directory = TemporaryDirectory()
+    var store = try Store.open(path: directory.file(), options: StoreOptions(durability: .unsafe))
+    var model: [[UInt8]: [UInt8]] = [:]
+    var rng = SplitMix64(seed: seed)
+    func key(_ n: Int) -> [UInt8] { Array(String(format: "%06d", n).utf8) }
+    try store.write { txn in
+      try txn.createKeyspace("k")
+      for n in stride(from: 0, to: 6000, by: 2) {
+        model[key(n)] = textValue(n, length: 90)
+        try txn.put(textValue(n, length: 90), forKey: key(n), in: "k")
+      }
+    }
+    for round in 0..<600 {
+      if round == 300 {
+        store.close()
+        store = try Store.open(path: directory.file(), options: StoreOptions(durability: .unsafe))
+      }
+      try store.write { txn throws in
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+          let n = Int.random(in: 0..<6000, using: &rng)
+          switch Int.random(in: 0..<10, using: &rng) {
+          case 0..<6:
+            let length = Int.random(in: 0..<12, using: &rng) == 0 ? 5000 : Int.random(in: 0..<200, using: &rng)
+            let value = textValue(n &* 7 &+ round, length: length)
+            try txn.put(value, forKey: key(n), in: "k")
+            model[key(n)] = value
+          default:
+            #expect(try txn.delete(key(n), in: "k") == (model.removeValue(forKey: key(n)) != nil))
+          }
+          // Reads through the edited nodes: the key itself, its neighbours, positions, ranges.
+          for m in [n - 1, n, n + 1] { #expect(try txn.get(key(m), in: "k") == model[key(m)]) }
+          #expect(try txn.count(in: "k") == UInt64(model.count))
+          let range = KeyRange(lower: key(n - 5), lowerInclusive: true, upper: key(n + 5), upperInclusive: true)
+          let expected = (n - 5...n + 5).map(key).filter { model[$0] != nil }
+          #expect(try scan(txn.cursor(in: "k", range: range)).map(\.0) == expected)
+          #expect(try txn.count(in: "k", range: range) == UInt64(expected.count))
+        }
+      }
+    }
+    let sorted = model.keys.sorted { compareBytes($0, $1) < 0 }
+    try store.read { txn in
+      let ks = try txn.keyspace("k")
+      let all = try scan(ks.cursor())
+      #expect(all.map(\.0) == sorted)
+      #expect(all.allSatisfy { model[$0.0] == $0.1 })
+      for i in stride(from: 0, to: sorted.count, by: 97) { #expect(try ks.entry(at: UInt64(i))?.key == sorted[i]) }
+    }
+    let report = store.verify()
+    #expect(report.isOK, "\(report.problems)")
+    store.close()
+  }
+
   @Test func prefixRangesAndZeroCopyReads() throws {
     let store = try Store(file: MemoryFile())
     try store.write { txn throws in

@@ -102,10 +102,8 @@ final class NodeImage: Sendable {
   init(encoded bytes: [UInt8], of node: DirtyNode) {
     self.bytes = bytes
     isLeaf = node.isLeaf
-    count = node.prefixes.count
-    var prefixes = node.prefixes
-    // A branch stores no key for its first child.
-    if !node.isLeaf, !prefixes.isEmpty { prefixes[0] = keyPrefix([UInt8]()) }
+    let prefixes = node.imagePrefixes()
+    count = prefixes.count
     self.prefixes = prefixes
     assert(
       {

@@ -40,7 +40,7 @@ struct TreeEditor {
     if node.isLeaf {
       let (i, found) = node.lowerBound(key)
       if found {
-        release(node.values[i])
+        release(node.value(at: i))
         node.replaceValue(at: i, with: value)
       } else {
         node.insertLeaf(key, value, at: i)
@@ -49,9 +49,9 @@ struct TreeEditor {
       return (found, split)
     }
     let ci = node.childIndex(key)
-    let child = try makeDirty(node.children[ci])
+    let child = try makeDirty(node.child(at: ci))
     let (existed, childSplit) = try insert(child, key, value)
-    node.children[ci] = .dirty(child)
+    node.setChild(.dirty(child), at: ci)
     if !existed { node.subtreeCount += 1 }
     if let (separator, right) = childSplit {
       node.insertChild(.dirty(right), separator: separator, at: ci + 1)
@@ -69,7 +69,7 @@ struct TreeEditor {
     if node.isLeaf && node.count == 0 {
       root = nil
     } else if !node.isLeaf && node.count == 1 {
-      root = node.children[0]
+      root = node.child(at: 0)
     } else {
       root = .dirty(node)
     }
@@ -82,8 +82,8 @@ struct TreeEditor {
       return found ? node.removeLeaf(at: i) : nil
     }
     let ci = node.childIndex(key)
-    let child = try makeDirty(node.children[ci])
-    node.children[ci] = .dirty(child)
+    let child = try makeDirty(node.child(at: ci))
+    node.setChild(.dirty(child), at: ci)
     guard let removed = try remove(child, key) else { return nil }
     node.subtreeCount -= 1
     if child.byteSize < DirtyNode.minimumSize || child.count == 0 { try rebalance(node, ci) }
@@ -95,11 +95,11 @@ struct TreeEditor {
     guard parent.count > 1 else { return }
     let l = ci + 1 < parent.count ? ci : ci - 1
     let r = l + 1
-    let left = try makeDirty(parent.children[l])
-    let right = try makeDirty(parent.children[r])
-    left.absorb(right, separator: parent.keys[r])
+    let left = try makeDirty(parent.child(at: l))
+    let right = try makeDirty(parent.child(at: r))
+    left.absorb(right, separator: parent.key(at: r))
     parent.removeChild(at: r)
-    parent.children[l] = .dirty(left)
+    parent.setChild(.dirty(left), at: l)
     if left.byteSize > DirtyNode.maximumSize {
       let (separator, newRight) = left.split(appending: false)
       parent.insertChild(.dirty(newRight), separator: separator, at: r)

@@ -38,14 +38,14 @@ struct TreeNavigator: Sendable {
   func child(_ node: NodeRef, _ i: Int) throws -> NodeRef {
     switch node {
     case .image(let n): return .image(try load(n.child(at: i).0))
-    case .dirty(let n): return try resolve(n.children[i])
+    case .dirty(let n): return try resolve(n.child(at: i))
     }
   }
 
   func childCount(_ node: NodeRef, _ i: Int) -> UInt64 {
     switch node {
     case .image(let n): return n.child(at: i).1
-    case .dirty(let n): return n.children[i].count
+    case .dirty(let n): return n.child(at: i).count
     }
   }
 
@@ -73,13 +73,7 @@ struct TreeNavigator: Sendable {
         case .blob(let b): return try body(n.key(p, i), .blob(b))
         }
       }
-    case .dirty(let n):
-      return try n.keys[i].withUnsafeBytes { k in
-        switch n.values[i] {
-        case .inline(let v), .pending(let v): return try v.withUnsafeBytes { try body(k, .bytes($0)) }
-        case .blob(let b): return try body(k, .blob(b))
-        }
-      }
+    case .dirty(let n): return try n.withEntry(i, body)
     }
   }
 
@@ -88,7 +82,7 @@ struct TreeNavigator: Sendable {
   func key(_ node: NodeRef, _ i: Int) -> [UInt8] {
     switch node {
     case .image(let n): return n.key(at: i)
-    case .dirty(let n): return n.keys[i]
+    case .dirty(let n): return n.key(at: i)
     }
   }
 

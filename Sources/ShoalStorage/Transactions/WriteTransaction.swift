@@ -434,18 +434,11 @@ struct CommitWriter {
     case .clean(let p, _): return p
     case .dirty(let node):
       if node.isLeaf {
-        for i in node.values.indices {
-          if case .pending(let bytes) = node.values[i] {
-            node.values[i] = .blob(try writeBlock(bytes, space: &space, packed: false))
-          }
-        }
+        try node.storePendingValues { try writeBlock($0, space: &space, packed: false) }
       } else {
-        for i in node.children.indices {
-          if case .dirty(let child) = node.children[i] {
-            var childSlot: ChildSlot? = .dirty(child)
-            let p = try flush(&childSlot, space: &space, isRoot: false)
-            node.children[i] = .clean(p, child.subtreeCount)
-          }
+        try node.flushChildren { child in
+          var childSlot: ChildSlot? = .dirty(child)
+          return .clean(try flush(&childSlot, space: &space, isRoot: false), child.subtreeCount)
         }
       }
       let raw = node.encode()
