@@ -483,4 +483,26 @@ import Testing
     #expect(stats.bytes <= 64 << 10)
     #expect(stats.misses > 0)
   }
+
+  /// The nodes a commit replaces leave the cache with it: a long run of small commits keeps
+  /// the cache at the size of what the newest version reaches, not of every version written.
+  @Test func replacedNodesLeaveTheCache() throws {
+    let store = try Store(file: MemoryFile(), options: StoreOptions(cacheSize: 256 << 20))
+    try store.write { txn throws in
+      try txn.createKeyspace("k")
+      for i in 0..<20_000 { try txn.put(textValue(i, length: 100), forKey: bytes("key\(i)"), in: "k") }
+    }
+    func update(_ i: Int, round: Int) throws {
+      try store.write { try $0.put(textValue(i + round, length: 100), forKey: bytes("key\(i)"), in: "k") }
+    }
+    for i in stride(from: 0, to: 20_000, by: 50) { try update(i, round: 0) }
+    let settled = store.cacheStatistics.entries
+    for round in 1...3 {
+      for i in stride(from: 0, to: 20_000, by: 50) { try update(i, round: round) }
+    }
+    // 1,200 more commits, each writing a leaf, its branches and the catalog and history
+    // nodes; the count moves only by the few nodes splits add.
+    #expect(store.cacheStatistics.entries <= settled + 20)
+    #expect(try store.read { try $0.get(bytes("key100"), in: "k") } == textValue(103, length: 100))
+  }
 }

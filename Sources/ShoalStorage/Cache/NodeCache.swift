@@ -31,7 +31,16 @@ final class NodeCache: Sendable {
   let capacity: Int
   private let state = Mutex(State())
 
-  init(capacity: Int) { self.capacity = max(0, capacity) }
+  init(capacity: Int) {
+    self.capacity = max(0, capacity)
+    // Room for a full cache of nodes of the usual size (about 4–8 KiB), so that filling it
+    // does not rehash the index over and over: the first commits of a process would pay.
+    let expected = min(self.capacity / 8192, 1 << 17)
+    state.withLock { s in
+      s.index.reserveCapacity(expected)
+      s.slots.reserveCapacity(expected)
+    }
+  }
 
   func get(_ key: Key) -> NodeImage? {
     state.withLock { s in
@@ -73,6 +82,22 @@ final class NodeCache: Sendable {
         s.index[key] = s.slots.count - 1
       }
       s.bytes += size
+    }
+  }
+
+  /// Drops the nodes of blocks a commit stopped referencing: the newest version can no longer
+  /// reach them, so keeping them only grows the process (each new node then lands in fresh
+  /// memory the kernel must zero) until the clock hand gets round to them. A snapshot still
+  /// pinned at an older version reads such a block from the file again.
+  func remove(_ keys: [Key]) {
+    guard !keys.isEmpty else { return }
+    state.withLock { s in
+      for key in keys {
+        guard let i = s.index.removeValue(forKey: key), let node = s.slots[i].node else { continue }
+        s.bytes -= node.bytes.count + 8 * node.count + 96
+        s.slots[i].node = nil
+        s.freeSlots.append(i)
+      }
     }
   }
 

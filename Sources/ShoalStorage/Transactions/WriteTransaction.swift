@@ -21,6 +21,9 @@ public final class WriteTransaction {
   private var bulkWriter: CommitWriter?
   private let reader: SnapshotReader
   private var editor: TreeEditor!  // Set at the end of init: it captures self.
+  /// Cache keys of the committed blocks this transaction stopped referencing, dropped from
+  /// the node cache once the commit is published (`NodeCache.remove`).
+  private var freedBlocks: [NodeCache.Key] = []
 
   struct KeyspaceState {
     let name: String
@@ -60,6 +63,7 @@ public final class WriteTransaction {
     let version = base.version + 1
     editor = TreeEditor(nav: reader.nav) { [unowned self] p in
       self.freeSpace.free(offset: p.offset, length: p.extentLength, version: version)
+      self.freedBlocks.append(NodeCache.Key(offset: p.offset, checksum: p.checksum))
     }
   }
 
@@ -323,6 +327,7 @@ public final class WriteTransaction {
       history: history)
     try writer.finish(meta, slot: 1 - baseSlot, baseEnd: base.fileEnd)
     store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace, blockBytes: writer.packedBytes)
+    store.blocks.cache.remove(freedBlocks)
     if started != 0 {
       let changed = states.filter(\.modified)
       Log.write(
