@@ -115,6 +115,38 @@ import Testing
     #expect(stored <= acknowledged + 1)
   }
 
+  /// A writer that dies after writing its meta record but before publishing it leaves the
+  /// commit-in-progress mark set: the next writer of the session reads the newest meta from
+  /// the file and builds on it, instead of on the published (older) version.
+  @Test func aMetaWrittenButNotPublishedIsFoundByTheNextWriter() throws {
+    let dir = TemporaryDirectory()
+    let first = try Store.open(path: dir.file())
+    let second = try Store.open(path: dir.file())  // another participant of the same session
+    try first.write { txn in
+      try txn.createKeyspace("kv")
+      try txn.put(bytes("1"), forKey: bytes("a"), in: "kv")
+    }
+    let (published, slot) = first.coordinator.latest()
+    try first.write { try $0.put(bytes("2"), forKey: bytes("b"), in: "kv") }
+    // The state a writer killed between its meta write and its publish leaves behind.
+    first.coordinator.publish(published, slot: slot)
+    first.coordinator.setCommitting(true)
+    #expect(second.latestVersion == published.version)
+    try second.write { try $0.put(bytes("3"), forKey: bytes("c"), in: "kv") }
+    #expect(second.latestVersion == published.version + 2)
+    #expect(!second.coordinator.mayHaveUnpublishedCommit)
+    for store in [first, second] {
+      try store.read { txn throws in
+        for (key, value) in [("a", "1"), ("b", "2"), ("c", "3")] {
+          #expect(try txn.get(bytes(key), in: "kv") == bytes(value))
+        }
+      }
+    }
+    #expect(second.verify().isOK)
+    first.close()
+    second.close()
+  }
+
   @Test func aKilledReadersPinIsReclaimed() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file())
