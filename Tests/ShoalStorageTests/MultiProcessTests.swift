@@ -115,6 +115,29 @@ import Testing
     #expect(stored <= acknowledged + 1)
   }
 
+  /// Listeners hear of a commit in the order they were added, whatever their number.
+  @Test func listenersHearOfACommitInTheOrderTheyWereAdded() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    let calls = Mutex<[Int]>([])
+    let all = DispatchSemaphore(value: 0)
+    let tokens = (0..<40).map { i in
+      store.addChangeListener { _, _ in
+        if calls.withLock({
+          $0.append(i); return $0.count
+        }) == 40 {
+          all.signal()
+        }
+      }
+    }
+    try store.write { try $0.put(bytes("v"), forKey: bytes("k"), in: "kv") }
+    #expect(all.wait(timeout: .now() + 30) == .success)
+    #expect(calls.withLock { $0 } == Array(0..<40))
+    for token in tokens { token.invalidate() }
+    store.close()
+  }
+
   /// A writer that dies after writing its meta record but before publishing it leaves the
   /// commit-in-progress mark set: the next writer of the session reads the newest meta from
   /// the file and builds on it, instead of on the published (older) version.

@@ -97,10 +97,59 @@ private func aconfItemsRealm(_ configuration: Realm.Configuration = aconfConfigu
 
 /// Lines recorded from callbacks on any thread.
 private final class AConfLines: Sendable {
-  private let lines = Mutex<[String]>([])
-  func append(_ line: String) { lines.withLock { $0.append(line) } }
-  var all: [String] { lines.withLock { $0 } }
-  var count: Int { lines.withLock { $0.count } }
+  private struct State {
+    var lines: [String] = []
+    var waiters: [Int: (atLeast: Int, continuation: CheckedContinuation<Bool, Never>)] = [:]
+    var nextWaiter = 0
+  }
+  private let state = Mutex(State())
+  /// Signalled by every line.
+  private let appended = DispatchSemaphore(value: 0)
+
+  func append(_ line: String) {
+    let due = state.withLock { s -> [CheckedContinuation<Bool, Never>] in
+      s.lines.append(line)
+      let due = s.waiters.filter { $0.value.atLeast <= s.lines.count }
+      for id in due.keys { s.waiters[id] = nil }
+      return due.values.map(\.continuation)
+    }
+    for continuation in due { continuation.resume(returning: true) }
+    appended.signal()
+  }
+  var all: [String] { state.withLock { $0.lines } }
+  var count: Int { state.withLock { $0.lines.count } }
+
+  /// Waits for at least `n` lines; false after 30 s. With `realm`, refreshes it first and
+  /// again whenever no line came for 10 ms: its notifications are delivered on this thread,
+  /// inside `refresh()`.
+  func wait(forAtLeast n: Int, refreshing realm: Realm? = nil) -> Bool {
+    let deadline = DispatchTime.now() + 30
+    while count < n {
+      if let realm {
+        _ = realm.refresh()
+        if count >= n { return true }
+      }
+      let until = realm == nil ? deadline : min(deadline, .now() + .milliseconds(10))
+      if appended.wait(timeout: until) == .timedOut, DispatchTime.now() >= deadline { return count >= n }
+    }
+    return true
+  }
+
+  /// Suspends until at least `n` lines have arrived; false after 30 s.
+  func arrival(ofAtLeast n: Int) async -> Bool {
+    await withCheckedContinuation { continuation in
+      let id = state.withLock { s -> Int? in
+        guard s.lines.count < n else { return nil }
+        s.nextWaiter += 1
+        s.waiters[s.nextWaiter] = (n, continuation)
+        return s.nextWaiter
+      }
+      guard let id else { return continuation.resume(returning: true) }
+      DispatchQueue.global().asyncAfter(deadline: .now() + 30) { [self] in
+        state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
+      }
+    }
+  }
 }
 
 /// Log messages received by a log function, with their levels.
@@ -108,29 +157,6 @@ private final class AConfLogMessages: Sendable {
   private let messages = Mutex<[(level: Logger.Level, message: String)]>([])
   func append(_ level: Logger.Level, _ message: String) { messages.withLock { $0.append((level, message)) } }
   var all: [(level: Logger.Level, message: String)] { messages.withLock { $0 } }
-}
-
-/// Polls `condition` (refreshing `realm` when given, so that its notifications are delivered)
-/// until it holds; false after 30 s.
-@discardableResult
-private func aconfWait(refreshing realm: Realm? = nil, _ condition: () -> Bool) -> Bool {
-  let deadline = Date().addingTimeInterval(30)
-  while !condition() {
-    if Date() > deadline { return false }
-    if let realm { _ = realm.refresh() }
-    Thread.sleep(forTimeInterval: 0.002)
-  }
-  return true
-}
-
-/// The async form of `aconfWait`, which suspends instead of blocking.
-private func aconfWaitAsync(_ condition: () -> Bool) async -> Bool {
-  let deadline = Date().addingTimeInterval(30)
-  while !condition() {
-    if Date() > deadline { return false }
-    try? await Task.sleep(for: .milliseconds(2))
-  }
-  return true
 }
 
 /// A value as text, optionals unwrapped.
@@ -358,12 +384,12 @@ struct AsyncLoggerConformanceProjectionTests {
       case .error(let error): seen.append("error \(error)")
       }
     }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     try realm.write {
       realm.create(AConfPerson.self, value: ["id": 3, "firstName": "Mary"])
       realm.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.firstName = "Augusta"
     }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 2 })
+    #expect(seen.wait(forAtLeast: 2, refreshing: realm))
     #expect(
       seen.all == [
         "initial [\"Ada\", \"Charles\"]",
@@ -391,7 +417,7 @@ struct AsyncLoggerConformanceProjectionTests {
     let token = ada.observe { change in seen.append(aconfDescribe(change)) }
     try realm.write { ada.rootObject.notes = "not projected" }
     try realm.write { ada.rootObject.firstName = "Augusta" }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["name=Augusta"])
     token.invalidate()
   }
@@ -404,7 +430,7 @@ struct AsyncLoggerConformanceProjectionTests {
     let seen = AConfLines()
     let token = ada.observe { change in seen.append(aconfDescribe(change)) }
     try realm.write { ada.rootObject.lastName = "Byron" }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["lastNameCaps=BYRON"])
     token.invalidate()
   }
@@ -419,7 +445,7 @@ struct AsyncLoggerConformanceProjectionTests {
     let seen = AConfLines()
     let token = ada.observe { change in seen.append(aconfDescribe(change)) }
     try realm.write { ada.rootObject.age = 37 }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["years=37,alsoYears=37"])
     token.invalidate()
   }
@@ -436,9 +462,9 @@ struct AsyncLoggerConformanceProjectionTests {
     let commits = AConfLines()
     let sentinel = ada.rootObject.observe { (_: ObjectChange<AConfPerson>) in commits.append("commit") }
     try realm.write { ada.rootObject.lastName = "Byron" }
-    #expect(aconfWait(refreshing: realm) { commits.count >= 1 })
+    #expect(commits.wait(forAtLeast: 1, refreshing: realm))
     try realm.write { ada.rootObject.firstName = "Augusta" }
-    #expect(aconfWait(refreshing: realm) { commits.count >= 2 })
+    #expect(commits.wait(forAtLeast: 2, refreshing: realm))
     #expect(seen.all == ["lastNameCaps=BYRON"])
     token.invalidate()
     sentinel.invalidate()
@@ -453,7 +479,7 @@ struct AsyncLoggerConformanceProjectionTests {
     let queue = DispatchQueue(label: "aconf.projection")
     let token = ada.observe(keyPaths: nil, on: queue) { change in seen.append(aconfDescribe(change, old: true)) }
     try realm.write { ada.rootObject.firstName = "Augusta" }
-    #expect(aconfWait { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1))
     #expect(seen.all == ["name=Ada->Augusta"])
     token.invalidate()
   }
@@ -464,7 +490,7 @@ struct AsyncLoggerConformanceProjectionTests {
     let seen = AConfLines()
     let token = ada.observe { change in seen.append(aconfDescribe(change)) }
     try realm.write { realm.delete(ada.rootObject) }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["deleted"])
     #expect(ada.isInvalidated)
     token.invalidate()
@@ -596,18 +622,18 @@ struct AsyncLoggerConformanceSectionedTests {
     let seen = AConfLines()
     let queue = DispatchQueue(label: "aconf.sectioned")
     let token = sectioned.observe(keyPaths: ["name"], on: queue) { change in seen.append(aconfDescribe(change)) }
-    #expect(aconfWait { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1))
     try realm.write {
       realm.delete(results.filter("name IN %@", ["banana", "apple"]))
       results.filter("name == 'box'").first?.name = "bog"
       realm.create(AConfItem.self, value: ["name": "zebra", "rank": 5])
     }
-    #expect(aconfWait { seen.count >= 2 })
+    #expect(seen.wait(forAtLeast: 2))
     try realm.write {
       results.filter("name == 'bog'").first?.name = "bogg"
       results.filter("name == 'chalk'").first?.rank = 10
     }
-    #expect(aconfWait { seen.count >= 3 })
+    #expect(seen.wait(forAtLeast: 3))
     #expect(
       seen.all == [
         "initial 3",
@@ -624,11 +650,11 @@ struct AsyncLoggerConformanceSectionedTests {
     let sectioned = realm.objects(AConfItem.self).sectioned(by: \.firstLetter, ascending: true)
     let seen = AConfLines()
     let token = sectioned.observe { change in seen.append(aconfDescribe(change)) }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 1 })
+    #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     try realm.write { realm.create(AConfItem.self, value: ["name": "dog", "rank": 9]) }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 2 })
+    #expect(seen.wait(forAtLeast: 2, refreshing: realm))
     try realm.write { realm.delete(realm.objects(AConfItem.self).filter("name == 'apple'")) }
-    #expect(aconfWait(refreshing: realm) { seen.count >= 3 })
+    #expect(seen.wait(forAtLeast: 3, refreshing: realm))
     #expect(
       seen.all == [
         "initial 3",
@@ -878,7 +904,7 @@ struct AsyncLoggerConformanceAsyncTests {
         }
       }
     }
-    #expect(await aconfWaitAsync { seen.count >= 1 })
+    #expect(await seen.arrival(ofAtLeast: 1))
     try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
       try other.write {
@@ -886,7 +912,7 @@ struct AsyncLoggerConformanceAsyncTests {
         other.create(AConfItem.self, value: ["name": "a", "rank": 2])
       }
     }
-    #expect(await aconfWaitAsync { seen.count >= 2 })
+    #expect(await seen.arrival(ofAtLeast: 2))
     consumer.cancel()
     #expect(seen.all == ["initial 0 frozen true", "update [\"a\", \"b\"] -[] +[0, 1] ~[] frozen true"])
   }
@@ -908,12 +934,12 @@ struct AsyncLoggerConformanceAsyncTests {
       try other.write { other.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.age = 40 }
       try other.write { other.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.firstName = "Augusta" }
     }
-    #expect(await aconfWaitAsync { seen.count >= 1 })
+    #expect(await seen.arrival(ofAtLeast: 1))
     try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
       try other.write { other.delete(other.objects(AConfPerson.self).filter("id == 1")) }
     }
-    #expect(await aconfWaitAsync { seen.count >= 3 })
+    #expect(await seen.arrival(ofAtLeast: 3))
     consumer.cancel()
     #expect(seen.all == ["firstName=Augusta", "deleted", "end"])
   }

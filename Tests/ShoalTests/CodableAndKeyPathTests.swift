@@ -226,18 +226,22 @@ struct CodableAndKeyPathTests {
     here.refresh()
     #expect(here.objects(Dog.self).count == 2)
     #expect(try Realm(configuration: configuration, queue: nil).objects(Dog.self).count == 2)
-    // Without observers, a queue-confined Realm still moves to new versions on its queue.
+    // Without observers, a queue-confined Realm still moves to new versions on its queue. An
+    // observed witness on the same queue, opened after it, is woken after it (listeners hear
+    // of a commit in the order they were added, and the queue runs in order): once the
+    // witness has heard of the commit, the follower has had its turn.
     let follower = try queue.sync { try Realm(configuration: configuration, queue: queue) }
     let dogs = queue.sync { follower.objects(Dog.self) }
-    try here.write { here.add(Dog(value: ["name": "Max", "age": 2])) }
-    // Nothing to wait on without an observer: poll the queue's view, up to a deadline.
-    let deadline = Date().addingTimeInterval(10)
-    var seen = queue.sync { dogs.count }
-    while seen != 3, Date() < deadline {
-      usleep(1_000)
-      seen = queue.sync { dogs.count }
+    let sameQueueHeard = DispatchSemaphore(value: 0)
+    let sameQueueToken = try queue.sync {
+      try Realm(configuration: configuration, queue: queue).objects(Dog.self).observe { change in
+        if case .update(let dogs, _, _, _) = change, dogs.count == 3 { sameQueueHeard.signal() }
+      }
     }
-    #expect(seen == 3, "the queue's Realm followed the commit without refresh()")
+    try here.write { here.add(Dog(value: ["name": "Max", "age": 2])) }
+    #expect(sameQueueHeard.wait(timeout: .now() + 10) == .success, "the witness on the queue heard the commit")
+    sameQueueToken.invalidate()
+    #expect(queue.sync { dogs.count } == 3, "the queue's Realm followed the commit without refresh()")
     // With autorefresh off it stays where it is: a witness Realm on another queue, observed,
     // shows the commit reached this process's Realms before the follower is checked.
     queue.sync { follower.autorefresh = false }

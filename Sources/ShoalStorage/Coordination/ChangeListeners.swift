@@ -72,9 +72,11 @@ final class ChangeListeners: Sendable {
       // Deliver first, then wait: a commit that landed between a registration and this
       // thread's start (or during a delivery) is reported at once, not at the next commit.
       let now = coordinator.latest().0.version
+      // In the order the listeners were added: one added later hears of a commit after
+      // those added before it (a queue's callbacks then run in that order too).
       let due = state.withLock { s -> [(Entry, UInt64)] in
         var due: [(Entry, UInt64)] = []
-        for entry in s.callbacks.values where entry.last < now {
+        for (_, entry) in s.callbacks.sorted(by: { $0.key < $1.key }) where entry.last < now {
           due.append((entry, entry.last))
           entry.last = now
         }

@@ -420,6 +420,7 @@ public final class Store: Sendable {
   /// Calls `callback(from, to)` on this store's listener thread after each commit by any
   /// process; `Store.changes(from:to:)` then tells what changed. Commits that come in
   /// quick succession may arrive as one call spanning several versions, never out of order.
+  /// Listeners hear of each commit one after the other, in the order they were added.
   public func addChangeListener(_ callback: @escaping @Sendable (_ from: UInt64, _ to: UInt64) -> Void)
     -> ChangeListenerToken
   {
