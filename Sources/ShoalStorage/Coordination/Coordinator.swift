@@ -25,12 +25,6 @@ protocol Coordinator: AnyObject, Sendable {
   /// Takes the writer lock across processes (threads are serialised by the store).
   func lockWriter() throws
   func unlockWriter()
-  /// Whether a writer may have written a meta record it never published (it died between
-  /// the two): the next writer must then read the newest meta from the file.
-  var mayHaveUnpublishedCommit: Bool { get }
-  /// Marks (with the writer lock held) that a meta record is about to be written (true) or
-  /// that the last one written is published (false).
-  func setCommitting(_ committing: Bool)
   /// The oldest version any live reader pins, after reclaiming the pins of dead processes;
   /// `latest` when nothing older is pinned.
   func oldestPin(latest: UInt64) -> UInt64
@@ -107,9 +101,6 @@ final class LocalCoordinator: Coordinator {
 
   func lockWriter() throws {}
   func unlockWriter() {}
-  /// Nothing outside this process writes the file.
-  var mayHaveUnpublishedCommit: Bool { false }
-  func setCommitting(_ committing: Bool) {}
 
   func oldestPin(latest: UInt64) -> UInt64 {
     state.withLock { s in min(s.pins.keys.min() ?? latest, latest) }

@@ -23,13 +23,10 @@ import Synchronization
 /// - The newest meta record, published under a seqlock, and the notifier's futex word.
 /// - The writer lock is an OFD write lock on the data file itself, so writers stay
 ///   serialised even if the lock file is deleted while processes run.
-/// - A commit-in-progress word, set by the writer before it writes a meta record and cleared
-///   once that record is published: only when a writer finds it set (its predecessor died in
-///   between) does it read the newest meta from the data file.
 final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped memory; all access atomic.
   // MARK: Layout of the lock file
   static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
-  static let layoutVersion: UInt64 = 2
+  static let layoutVersion: UInt64 = 1
   static let processSlots = 128
   static let readerSlots = 1024
   static let metaWords = 20  // 160 bytes >= Meta.encodedSize
@@ -40,7 +37,6 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   static let offsetWaiters = 68  // u32
   static let offsetSeqlock = 128  // u64, then slot u64, then the meta words
   static let offsetPublishedAt = offsetSeqlock + 16 + metaWords * 8
-  static let offsetCommitting = offsetPublishedAt + 8  // u64: 1 from meta write to publish
   static let offsetProcesses = 512  // processSlots x 16 bytes: pid, claimed-at
   static let offsetReaders = 4096  // readerSlots x 32 bytes: owner, version, since, pid
   static let mapSize = offsetReaders + readerSlots * 32
@@ -446,10 +442,4 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   }
 
   func unlockWriter() { SharedCoordinator.ofdUnlock(dataFD, 0) }
-
-  var mayHaveUnpublishedCommit: Bool { word(SharedCoordinator.offsetCommitting).load(ordering: .acquiring) != 0 }
-
-  func setCommitting(_ committing: Bool) {
-    word(SharedCoordinator.offsetCommitting).store(committing ? 1 : 0, ordering: .releasing)
-  }
 }

@@ -313,14 +313,13 @@ public final class Store: Sendable {
       try coordinator.lockWriter()
       locked = true
       var (meta, slot) = coordinator.latest()
-      if lockFilePath != nil, coordinator.mayHaveUnpublishedCommit {
+      if lockFilePath != nil {
         // A writer killed after writing its meta but before publishing it: the file is the truth.
         let (onDisk, diskSlot) = try Store.newestMeta(in: file)
         if onDisk.version > meta.version {
           (meta, slot) = (onDisk, diskSlot)
           coordinator.publish(meta, slot: slot)
         }
-        coordinator.setCommitting(false)
       }
       let horizon = coordinator.oldestPin(latest: meta.version)
       try checkVersionLimit(latest: meta.version)

@@ -325,10 +325,8 @@ public final class WriteTransaction {
     let meta = Meta(
       version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history)
-    store.coordinator.setCommitting(true)
     try writer.finish(meta, slot: 1 - baseSlot, baseEnd: base.fileEnd)
     store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace, blockBytes: writer.packedBytes)
-    store.coordinator.setCommitting(false)
     store.blocks.cache.remove(freedBlocks)
     if started != 0 {
       let changed = states.filter(\.modified)
