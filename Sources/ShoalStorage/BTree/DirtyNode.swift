@@ -163,32 +163,16 @@ final class DirtyNode {
     storedKeys = keys
   }
 
-  /// Leaf: entry keys. Branch: key 0 is empty, key i the smallest key of child i.
-  var keys: [[UInt8]] {
-    materialize()
-    return storedKeys
-  }
-
+  /// Leaf: every value (the node is decoded first). The editor's paths use `value(at:)`.
   var values: [LeafValue] {
-    get {
-      materialize()
-      return storedValues
-    }
-    _modify {
-      materialize()
-      yield &storedValues
-    }
+    materialize()
+    return storedValues
   }
 
+  /// Branch: every child (the node is decoded first). The editor's paths use `child(at:)`.
   var children: [ChildSlot] {
-    get {
-      materialize()
-      return storedChildren
-    }
-    _modify {
-      materialize()
-      yield &storedChildren
-    }
+    materialize()
+    return storedChildren
   }
 
   var count: Int {

@@ -35,7 +35,8 @@ final class ChangeListeners: Sendable {
   }
 
   private struct State {
-    var callbacks: [Int: Entry] = [:]
+    /// In the order they were added (ids only grow), which is the order they are called in.
+    var callbacks: [(id: Int, entry: Entry)] = []
     var nextID = 0
     var running = false
     var stopped = false
@@ -49,7 +50,7 @@ final class ChangeListeners: Sendable {
   func add(_ callback: @escaping Callback, startingAt version: UInt64) -> ChangeListenerToken {
     let (id, start) = state.withLock { s -> (Int, Bool) in
       s.nextID += 1
-      s.callbacks[s.nextID] = Entry(callback, last: version)
+      s.callbacks.append((s.nextID, Entry(callback, last: version)))
       let start = !s.running && !s.stopped
       s.running = s.running || start
       return (s.nextID, start)
@@ -59,7 +60,7 @@ final class ChangeListeners: Sendable {
       thread.name = "shoal-listener"
       thread.start()
     }
-    return ChangeListenerToken { [weak self] in self?.state.withLock { _ = $0.callbacks.removeValue(forKey: id) } }
+    return ChangeListenerToken { [weak self] in self?.state.withLock { $0.callbacks.removeAll { $0.id == id } } }
   }
 
   func stop() {
@@ -76,7 +77,7 @@ final class ChangeListeners: Sendable {
       // those added before it (a queue's callbacks then run in that order too).
       let due = state.withLock { s -> [(Entry, UInt64)] in
         var due: [(Entry, UInt64)] = []
-        for (_, entry) in s.callbacks.sorted(by: { $0.key < $1.key }) where entry.last < now {
+        for (_, entry) in s.callbacks where entry.last < now {
           due.append((entry, entry.last))
           entry.last = now
         }
