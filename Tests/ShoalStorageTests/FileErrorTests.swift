@@ -15,12 +15,15 @@ import Testing
     let dir = TemporaryDirectory()
     _ = try Store.open(path: dir.file())
     var image = try Array(Data(contentsOf: URL(fileURLWithPath: dir.file())))
-    // Version 2, with a valid header checksum: a file from a future Shoal.
-    image[8] = 2
+    // The next format version, with a valid header checksum: a file from a future Shoal.
+    image[8] = UInt8(FileLayout.formatVersion + 1)
     let sum = Checksum.xxh64(Array(image[0..<32]))
     withUnsafeBytes(of: sum.littleEndian) { for (i, b) in $0.enumerated() { image[32 + i] = b } }
     try Data(image).write(to: URL(fileURLWithPath: dir.file()))
-    #expect(throws: StorageError.unsupportedFormatVersion(path: dir.file(), found: 2, supported: 1)) {
+    #expect(
+      throws: StorageError.unsupportedFormatVersion(
+        path: dir.file(), found: FileLayout.formatVersion + 1, supported: FileLayout.formatVersion)
+    ) {
       try Store.open(path: dir.file())
     }
   }
@@ -33,9 +36,10 @@ import Testing
         try txn.createKeyspace("k")
         for i in 0..<2000 { try txn.put(textValue(i, length: 200), forKey: bytes("k\(i)"), in: "k") }
       }
-      try store.write { try $0.put([1], forKey: [1], in: "k") }
+      // Past an anchor: version 0's meta slot is overwritten.
+      for i in 0..<10 { try store.write { try $0.put([UInt8(i)], forKey: [1], in: "k") } }
     }
-    // Cut into the data of both meta records: no version is whole.
+    // Cut into the data of the newest commit and of the one before it: neither is whole.
     let full = fileSize(dir.file())
     truncate(dir.file(), off_t(full / 2))
     do {
@@ -76,29 +80,60 @@ import Testing
     #expect(throws: StorageError.readOnly(path: dir.file())) { try store.beginWrite() }
   }
 
-  @Test func aTornNewestMetaFallsBackAndBothTornIsCorrupt() throws {
+  @Test func aTornNewestCommitFallsBackAndBothAnchorsTornIsCorrupt() throws {
     let file = MemoryFile()
+    let (first, second): (Meta, Meta)
+    let leaf: BlockPointer
     do {
       let store = try Store(file: file)
       try store.write { txn in
         try txn.createKeyspace("k")
         try txn.put(bytes("one"), forKey: bytes("v"), in: "k")
       }
+      first = store.latestMeta
       try store.write { try $0.put(bytes("two"), forKey: bytes("v"), in: "k") }
+      second = store.latestMeta
+      leaf = try store.read { try $0.keyspace("k").entry.root }
     }
-    var image = file.contents
-    // Version 2 is in slot 0 (version 0 was there, 1 went to slot 1, 2 back to slot 0).
-    image[Int(FileLayout.metaOffset(slot: 0)) + 20] ^= 0x40
-    let fellBack = try Store(file: MemoryFile(contents: image))
-    #expect(fellBack.latestVersion == 1)
-    #expect(try fellBack.read { try $0.get(bytes("v"), in: "k") } == bytes("one"))
-    #expect(fellBack.verify().isOK)
-    image[Int(FileLayout.metaOffset(slot: 1)) + 20] ^= 0x40
+    // Version 0 is in meta slot 0; version 1, whose predecessor reserved nothing, is an anchor
+    // in slot 1; version 2 is a record at the place version 1 reserved for it.
+    #expect(first.anchorSlot == 1 && first.next != 0 && second.anchorSlot == 1 && leaf.birth == 2)
+    let image = file.contents
+    func reopened(_ damage: (inout [UInt8]) -> Void) throws -> Store {
+      var copy = image
+      damage(&copy)
+      return try Store(file: MemoryFile(contents: copy))
+    }
+    // The record of version 2 lost (its sector never written): the chain ends at version 1.
+    let noRecord = try reopened { for i in 0..<Meta.encodedSize { $0[Int(first.next) + i] = 0 } }
+    #expect(noRecord.latestVersion == 1)
+    #expect(try noRecord.read { try $0.get(bytes("v"), in: "k") } == bytes("one"))
+    #expect(noRecord.verify().isOK)
+    // Its bytes changed after it was written (no power loss does that): a typed error naming
+    // it, not a silent return to version 1.
+    #expect(
+      throws: StorageError.corrupt(
+        path: "<memory>", offset: first.next, reason: "the commit record of version 2 is damaged")
+    ) {
+      try reopened { $0[Int(first.next) + 20] ^= 0x40 }
+    }
+    // Its record whole but a block of it torn: version 1, and the open says what it skipped.
+    let tornBlock = try reopened { $0[Int(leaf.offset) + 3] ^= 0x40 }
+    #expect(tornBlock.latestVersion == 1 && tornBlock.recoveredFromVersion == 2)
+    #expect(try tornBlock.read { try $0.get(bytes("v"), in: "k") } == bytes("one"))
+    #expect(tornBlock.verify().isOK)
+    // A commit on top overwrites the torn record; the file opens at it.
+    try tornBlock.write { try $0.put(bytes("three"), forKey: bytes("v"), in: "k") }
+    #expect(tornBlock.verify().isOK)
+    // Both anchors torn: nothing to start from.
     #expect(
       throws: StorageError.corrupt(
         path: "<memory>", offset: FileLayout.headerSize, reason: "neither meta record is valid")
     ) {
-      try Store(file: MemoryFile(contents: image))
+      try reopened {
+        $0[Int(FileLayout.metaOffset(slot: 0)) + 20] ^= 0x40
+        $0[Int(FileLayout.metaOffset(slot: 1)) + 20] ^= 0x40
+      }
     }
   }
 

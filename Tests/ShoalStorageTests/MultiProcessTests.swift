@@ -149,10 +149,10 @@ import Testing
       try txn.createKeyspace("kv")
       try txn.put(bytes("1"), forKey: bytes("a"), in: "kv")
     }
-    let (published, slot) = first.coordinator.latest()
+    let published = first.coordinator.latest()
     try first.write { try $0.put(bytes("2"), forKey: bytes("b"), in: "kv") }
     // The state a writer killed between its meta write and its publish leaves behind.
-    first.coordinator.publish(published, slot: slot)
+    first.coordinator.publish(published)
     #expect(second.latestVersion == published.version)
     try second.write { try $0.put(bytes("3"), forKey: bytes("c"), in: "kv") }
     #expect(second.latestVersion == published.version + 2)

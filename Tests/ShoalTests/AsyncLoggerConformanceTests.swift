@@ -135,7 +135,9 @@ private final class AConfLines: Sendable {
     return true
   }
 
-  /// Suspends until at least `n` lines have arrived; false after 30 s.
+  /// Suspends until at least `n` lines have arrived; false after 120 s. The consumer task
+  /// runs on the cooperative pool, which synchronous tests running alongside can hold for
+  /// tens of seconds on a 2-core machine; a passing run never waits that long.
   func arrival(ofAtLeast n: Int) async -> Bool {
     await withCheckedContinuation { continuation in
       let id = state.withLock { s -> Int? in
@@ -145,7 +147,7 @@ private final class AConfLines: Sendable {
         return s.nextWaiter
       }
       guard let id else { return continuation.resume(returning: true) }
-      DispatchQueue.global().asyncAfter(deadline: .now() + 30) { [self] in
+      DispatchQueue.global().asyncAfter(deadline: .now() + 120) { [self] in
         state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
       }
     }

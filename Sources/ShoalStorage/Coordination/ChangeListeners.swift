@@ -72,7 +72,7 @@ final class ChangeListeners: Sendable {
     while !state.withLock({ $0.stopped }) {
       // Deliver first, then wait: a commit that landed between a registration and this
       // thread's start (or during a delivery) is reported at once, not at the next commit.
-      let now = coordinator.latest().0.version
+      let now = coordinator.latest().version
       // In the order the listeners were added: one added later hears of a commit after
       // those added before it (a queue's callbacks then run in that order too).
       let due = state.withLock { s -> [(Entry, UInt64)] in

@@ -15,12 +15,12 @@ public struct PinInfo: Sendable, Codable, Equatable {
 protocol Coordinator: AnyObject, Sendable {
   /// Whether this coordinator initialised the session (and so must recover the file).
   var initializedSession: Bool { get }
-  /// The newest published meta and the slot it is in.
-  func latest() -> (Meta, Int)
+  /// The newest published meta.
+  func latest() -> Meta
   /// Publishes a new newest version to every process and wakes those waiting for it.
-  func publish(_ meta: Meta, slot: Int)
+  func publish(_ meta: Meta)
   /// Pins the newest version; returns it.
-  func pinLatest() throws -> (Meta, Int)
+  func pinLatest() throws -> Meta
   func unpin(_ version: UInt64)
   /// Takes the writer lock across processes (threads are serialised by the store).
   func lockWriter() throws
@@ -49,7 +49,6 @@ protocol Coordinator: AnyObject, Sendable {
 final class LocalCoordinator: Coordinator {
   private struct State {
     var meta: Meta
-    var slot: Int
     var pins: [UInt64: (count: Int, since: UInt64)] = [:]
     var publishedAt: UInt64 = 0
   }
@@ -57,8 +56,8 @@ final class LocalCoordinator: Coordinator {
   private let state: Mutex<State>
   private let sequence: FutexWord
 
-  init(meta: Meta, slot: Int) {
-    state = Mutex(State(meta: meta, slot: slot))
+  init(meta: Meta) {
+    state = Mutex(State(meta: meta))
     sequence = FutexWord(private: true)
     sequence.store(UInt32(truncatingIfNeeded: meta.version))
   }
@@ -69,18 +68,17 @@ final class LocalCoordinator: Coordinator {
   var reclaimedProcesses: Int { 0 }
   var lastPublishTimestamp: UInt64 { state.withLock { $0.publishedAt } }
 
-  func latest() -> (Meta, Int) { state.withLock { ($0.meta, $0.slot) } }
+  func latest() -> Meta { state.withLock { $0.meta } }
 
-  func publish(_ meta: Meta, slot: Int) {
+  func publish(_ meta: Meta) {
     state.withLock {
       $0.meta = meta
-      $0.slot = slot
       $0.publishedAt = Store.now()
     }
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
   }
 
-  func pinLatest() throws -> (Meta, Int) {
+  func pinLatest() throws -> Meta {
     state.withLock { s in
       let v = s.meta.version
       if let pin = s.pins[v] {
@@ -88,7 +86,7 @@ final class LocalCoordinator: Coordinator {
       } else {
         s.pins[v] = (1, Store.now())
       }
-      return (s.meta, s.slot)
+      return s.meta
     }
   }
 
@@ -117,7 +115,7 @@ final class LocalCoordinator: Coordinator {
   }
 
   func waitForChange(after version: UInt64, timeout: Double?) -> UInt64? {
-    sequence.wait(after: version, timeout: timeout) { self.latest().0.version }
+    sequence.wait(after: version, timeout: timeout) { self.latest().version }
   }
 
   func wakeAll() { sequence.wakeAll() }

@@ -26,16 +26,16 @@ import Synchronization
 final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped memory; all access atomic.
   // MARK: Layout of the lock file
   static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
-  static let layoutVersion: UInt64 = 1
+  static let layoutVersion: UInt64 = 2
   static let processSlots = 128
   static let readerSlots = 1024
-  static let metaWords = 20  // 160 bytes >= Meta.encodedSize
+  static let metaWords = 24  // 192 bytes >= Meta.encodedSize
   static let offsetMagic = 0
   static let offsetLayout = 8
   static let offsetInitialized = 16
   static let offsetSequence = 64  // u32 futex word
   static let offsetWaiters = 68  // u32
-  static let offsetSeqlock = 128  // u64, then slot u64, then the meta words
+  static let offsetSeqlock = 128  // u64, then a reserved u64, then the meta words
   static let offsetPublishedAt = offsetSeqlock + 16 + metaWords * 8
   static let offsetProcesses = 512  // processSlots x 16 bytes: pid, claimed-at
   static let offsetReaders = 4096  // readerSlots x 32 bytes: owner, version, since, pid
@@ -173,9 +173,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// Called by the initialising opener once it has recovered the newest meta from the file;
   /// marks the session ready and downgrades to a shared session lock.
-  func finishInitialisation(_ meta: Meta, slot: Int) {
+  func finishInitialisation(_ meta: Meta) {
     guard initializedSession else { return }
-    publish(meta, slot: slot)
+    publish(meta)
     word(SharedCoordinator.offsetInitialized).store(1, ordering: .sequentiallyConsistent)
     _ = SharedCoordinator.ofdLock(lockFD, F_RDLCK, SharedCoordinator.sessionByte, wait: false)
   }
@@ -240,14 +240,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   // MARK: The newest meta (seqlock)
 
-  func publish(_ meta: Meta, slot: Int) {
+  func publish(_ meta: Meta) {
     let seq = word(SharedCoordinator.offsetSeqlock)
     let start = seq.load(ordering: .relaxed)
     // An odd value means a writer died mid-publish: go on from the next even value.
     let odd = start | 1
     seq.store(odd, ordering: .relaxed)
     Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.releasing)
-    word(SharedCoordinator.offsetSeqlock + 8).store(UInt64(slot), ordering: .relaxed)
     var bytes = meta.encode()
     bytes += [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8 - bytes.count)
     bytes.withUnsafeBytes { p in
@@ -263,17 +262,16 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// The last meta decoded, by seqlock value: taking a snapshot of an unchanged version
   /// decodes nothing.
-  private let decoded = Mutex<(sequence: UInt64, meta: Meta, slot: Int)?>(nil)
+  private let decoded = Mutex<(sequence: UInt64, meta: Meta)?>(nil)
 
-  func latest() -> (Meta, Int) {
+  func latest() -> Meta {
     let seq = word(SharedCoordinator.offsetSeqlock)
     var spins = 0
     while true {
       let s1 = seq.load(ordering: .acquiring)
-      if let hit = decoded.withLock({ $0 }), hit.sequence == s1 { return (hit.meta, hit.slot) }
+      if let hit = decoded.withLock({ $0 }), hit.sequence == s1 { return hit.meta }
       if s1 & 1 == 0 {
         var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
-        let slot = Int(word(SharedCoordinator.offsetSeqlock + 8).load(ordering: .relaxed))
         bytes.withUnsafeMutableBytes { p in
           for i in 0..<SharedCoordinator.metaWords {
             p.storeBytes(
@@ -283,21 +281,21 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         }
         Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
         if seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) {
-          decoded.withLock { $0 = (s1, meta, slot) }
-          return (meta, slot)
+          decoded.withLock { $0 = (s1, meta) }
+          return meta
         }
       }
       spins += 1
       if spins > 10_000 {
-        // A publisher died mid-write: the data file's meta slots are the truth.
-        if let newest = try? Store.newestMeta(in: dataFile) { return newest }
+        // A publisher died mid-write: the data file's newest whole commit is the truth.
+        if let newest = Store.newestCommit(in: dataFile) { return newest }
         spins = 0
       }
     }
   }
 
   func waitForChange(after version: UInt64, timeout: Double?) -> UInt64? {
-    sequence.wait(after: version, timeout: timeout) { self.latest().0.version }
+    sequence.wait(after: version, timeout: timeout) { self.latest().version }
   }
 
   func wakeAll() { sequence.wakeAll() }
@@ -306,14 +304,14 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   private func readerOffset(_ i: Int) -> Int { SharedCoordinator.offsetReaders + i * 32 }
 
-  func pinLatest() throws -> (Meta, Int) {
+  func pinLatest() throws -> Meta {
     try local.withLock { l in
       while true {
-        let (meta, slot) = latest()
+        let meta = latest()
         let v = meta.version
         if let pin = l.pins[v] {
           l.pins[v] = (pin.slot, pin.count + 1, pin.since)
-          return (meta, slot)
+          return meta
         }
         // A free reader slot: claim it, publish the version, then check it is still the
         // newest (a writer that began before the slot was visible may free older versions).
@@ -321,9 +319,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
           throw StorageError.lockFileUnavailable(
             path: lockPath, reason: "all \(SharedCoordinator.readerSlots) reader slots are in use")
         }
-        if latest().0.version == v {
+        if latest().version == v {
           l.pins[v] = (index, 1, Store.now())
-          return (meta, slot)
+          return meta
         }
         releaseReaderSlot(index)
       }

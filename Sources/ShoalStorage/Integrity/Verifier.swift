@@ -257,6 +257,7 @@ private struct Walker {
 
   private mutating func checkLayout(_ meta: Meta, free: [FreeSpace.Extent]) {
     var all = extents.map { ($0.offset, $0.length, $0.owner) } + free.map { ($0.offset, $0.length, "free space") }
+    if meta.next != 0 { all.append((meta.next, UInt64(meta.nextLength), "the run reserved for the next commit")) }
     all.sort { $0.0 < $1.0 }
     var covered: UInt64 = 0
     var previous: (UInt64, UInt64, String)?

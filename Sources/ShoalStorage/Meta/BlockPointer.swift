@@ -63,14 +63,20 @@ public struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
 enum FileLayout {
   static let magic: [UInt8] = Array("SHOAL\u{0}DB".utf8)
   static let metaMagic: [UInt8] = Array("SHOALMET".utf8)
-  /// The format this build writes and reads.
-  static let formatVersion: UInt32 = 1
+  /// The format this build writes and reads (2: commit records chained through the runs).
+  static let formatVersion: UInt32 = 2
   static let headerSize: UInt64 = 4096
   /// Each meta slot has its own 4 KiB page so tearing one never touches the other.
   static let metaSlotSize: UInt64 = 4096
   static let dataStart: UInt64 = headerSize + 2 * metaSlotSize
   /// Allocation granule: every extent starts and ends on a multiple of this.
   static let granule: UInt64 = 128
+
+  /// Bytes a commit record takes at the start of the run its predecessor reserved.
+  static let recordSize: UInt64 = roundUp(UInt64(Meta.encodedSize))
+  /// Every commit whose version is a multiple of this also writes its record into a meta
+  /// slot (an anchor), so recovery follows at most this many records from the newest anchor.
+  static let anchorInterval: UInt64 = 8
 
   static func roundUp(_ n: UInt64) -> UInt64 { (n + granule - 1) & ~(granule - 1) }
   static func metaOffset(slot: Int) -> UInt64 { headerSize + UInt64(slot) * metaSlotSize }
@@ -108,7 +114,15 @@ enum FileLayout {
   }
 }
 
-/// One committed version's root record, stored in one of the two meta slots.
+/// One committed version's root record.
+///
+/// A commit writes it at the start of the run its predecessor reserved (`next`), in the same
+/// stretch of the file as the commit's own packed blocks, so that a small commit's sync
+/// writes back one stretch fewer than with a separate meta page. The records form a chain:
+/// each names its predecessor by checksum (`previous`) and reserves its successor's place.
+/// Every `FileLayout.anchorInterval`-th commit, and every commit whose predecessor reserved
+/// nothing, also writes its record into one of the two fixed meta slots (alternately), the
+/// anchors recovery starts from.
 public struct Meta: Sendable, Equatable {
   /// The commit version (0 for a new, empty file).
   public var version: UInt64
@@ -119,8 +133,19 @@ public struct Meta: Sendable, Equatable {
   var catalog: BlockPointer
   var freeList: BlockPointer
   var history: BlockPointer
+  /// Where the next commit writes its record and packs its blocks (0: nowhere reserved; the
+  /// next commit writes an anchor only).
+  var next: UInt64 = 0
+  /// Bytes reserved at `next`.
+  var nextLength: UInt32 = 0
+  /// The checksum of the predecessor's record (0 for version 0).
+  var previous: UInt64 = 0
+  /// The meta slot holding the newest anchor at or before this version.
+  var anchorSlot: UInt8 = 0
 
-  static let encodedSize = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8
+  static let encodedSize = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8 + 4 + 8 + 1 + 8
+  /// Where `previous` lies in the encoded record.
+  static let previousOffset = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8 + 4
 
   func encode() -> [UInt8] {
     var w = ByteWriter(capacity: Meta.encodedSize)
@@ -131,11 +156,26 @@ public struct Meta: Sendable, Equatable {
     catalog.encode(into: &w)
     freeList.encode(into: &w)
     history.encode(into: &w)
+    w.u64(next)
+    w.u32(nextLength)
+    w.u64(previous)
+    w.u8(anchorSlot)
     w.u64(Checksum.xxh64(w.bytes))
     return w.bytes
   }
 
-  /// Decodes a meta slot; nil if it is torn, blank or fails its checksum.
+  /// The checksum ending the encoded record: what the successor's `previous` holds.
+  var checksum: UInt64 {
+    let bytes = encode()
+    return bytes.withUnsafeBytes {
+      UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
+    }
+  }
+
+  /// Whether `record` is this version's successor: the next version, naming this record.
+  func isFollowed(by record: Meta) -> Bool { record.version == version + 1 && record.previous == checksum }
+
+  /// Decodes a meta slot or commit record; nil if it is torn, blank or fails its checksum.
   static func decode(_ bytes: [UInt8]) -> Meta? {
     guard bytes.count >= encodedSize, Array(bytes[0..<8]) == FileLayout.metaMagic else { return nil }
     let body = Array(bytes[0..<(encodedSize - 8)])
@@ -143,10 +183,12 @@ public struct Meta: Sendable, Equatable {
     guard let version = r.fixed(UInt64.self), let timestamp = r.fixed(UInt64.self),
       let fileEnd = r.fixed(UInt64.self), let catalog = BlockPointer.decode(&r),
       let freeList = BlockPointer.decode(&r), let history = BlockPointer.decode(&r),
+      let next = r.fixed(UInt64.self), let nextLength = r.fixed(UInt32.self), let previous = r.fixed(UInt64.self),
+      let anchorSlot = r.fixed(UInt8.self), anchorSlot < 2,
       let sum = r.fixed(UInt64.self), sum == Checksum.xxh64(body)
     else { return nil }
     return Meta(
       version: version, timestamp: timestamp, fileEnd: fileEnd, catalog: catalog, freeList: freeList,
-      history: history)
+      history: history, next: next, nextLength: nextLength, previous: previous, anchorSlot: anchorSlot)
   }
 }

@@ -85,7 +85,7 @@ public final class Store: Sendable {
   public func compactIfAlone(_ shouldCompact: (_ fileSize: UInt64, _ bytesInUse: UInt64) -> Bool) throws -> Bool {
     guard file is PosixFile, !options.readOnly else { return false }
     let replaced = try coordinator.withExclusiveSession { () throws -> Bool in
-      let (meta, _) = coordinator.latest()
+      let meta = coordinator.latest()
       let free = try loadFreeSpace(meta).totalFreeBytes
       let size = try file.size()
       guard shouldCompact(size, size - min(size, free)) else { return false }
@@ -125,22 +125,23 @@ public final class Store: Sendable {
     self.blocks = BlockReader(file: file, cache: NodeCache(capacity: options.cacheSize))
     if let shared, !shared.initializedSession {
       // The session runs already: its published version is the truth, unless a writer died
-      // between writing its meta and publishing it (the data file has a newer one then).
+      // between writing its commit record and publishing it (the file has a newer one then).
       let size = try file.size()
       try FileLayout.checkHeader(
         try file.read(count: Int(FileLayout.headerSize), at: 0), path: file.path, fileSize: size)
-      let (onDisk, slot) = try Store.newestMeta(in: file)
-      if onDisk.version > shared.latest().0.version { shared.publish(onDisk, slot: slot) }
+      let published = shared.latest()
+      let onDisk = Store.newestCommit(after: published, in: file, blocks: blocks)
+      if onDisk.version > published.version { shared.publish(onDisk) }
       recoveredFromVersion = nil
       coordinator = shared
     } else {
-      let (meta, slot, recovered) = try Store.recover(file, blocks: blocks, options: options)
+      let (meta, recovered) = try Store.recover(file, blocks: blocks, options: options)
       recoveredFromVersion = recovered
       if let shared {
-        shared.finishInitialisation(meta, slot: slot)
+        shared.finishInitialisation(meta)
         coordinator = shared
       } else {
-        coordinator = LocalCoordinator(meta: meta, slot: slot)
+        coordinator = LocalCoordinator(meta: meta)
       }
     }
     listeners = ChangeListeners(coordinator: coordinator)
@@ -148,9 +149,16 @@ public final class Store: Sendable {
 
   deinit { listeners.stop() }
 
-  /// Finds the newest meta whose commit is whole (see `Recovery`), initialising an empty file.
+  /// Finds the newest commit that is whole (see `Recovery`), initialising an empty file.
+  ///
+  /// From each anchor it follows the chain of commit records to its end; the newest record
+  /// found on any chain is the last commit that may have been in flight. A sync makes a
+  /// commit durable only as a whole, so that record may name blocks that never reached the
+  /// disk: if they fail verification, its predecessor is the newest whole commit (it was
+  /// synced before the last one began). Nothing older is considered: if both fail, the file
+  /// is damaged, not torn.
   private static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
-    Meta, Int, UInt64?
+    Meta, UInt64?
   ) {
     var size = try file.size()
     if size == 0 {
@@ -160,26 +168,38 @@ public final class Store: Sendable {
     }
     let header = try file.read(count: Int(FileLayout.headerSize), at: 0)
     try FileLayout.checkHeader(header, path: file.path, fileSize: size)
-    var candidates = try Store.metas(in: file)
-    if candidates.isEmpty, size <= FileLayout.dataStart, !options.readOnly {
+    var anchors = try Store.anchors(in: file)
+    if anchors.isEmpty, size <= FileLayout.dataStart, !options.readOnly {
       // Creation was interrupted before any meta landed: the file holds nothing yet.
       try Store.initialize(file)
-      candidates = [(Store.emptyMeta, 0)]
+      anchors = [Store.emptyMeta]
     }
     guard size >= FileLayout.dataStart else {
       throw StorageError.truncated(path: file.path, size: size, expected: FileLayout.dataStart)
     }
+    var found: [Meta] = []
+    for anchor in anchors {
+      var current = anchor
+      found.append(current)
+      while let successor = Store.successor(of: current, in: file) {
+        found.append(successor)
+        current = successor
+      }
+      try Store.checkNoDamagedSuccessor(of: current, in: file)
+    }
     var failure: Error = StorageError.corrupt(
       path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
-    for (meta, slot) in candidates {
+    guard let newest = found.max(by: { $0.version < $1.version }) else { throw failure }
+    let candidates = [newest] + (found.first { $0.isFollowed(by: newest) }.map { [$0] } ?? [])
+    for meta in candidates {
       if meta.fileEnd > size {
         failure = StorageError.truncated(path: file.path, size: size, expected: meta.fileEnd)
         continue
       }
       do {
         try Recovery.verifyNewestCommit(meta, blocks: blocks)
-        let newest = candidates[0].0.version
-        return (meta, slot, newest != meta.version ? newest : nil)
+        if !options.readOnly { try repairAnchor(of: meta, found: found, anchors: anchors, in: file) }
+        return (meta, meta.version != newest.version ? newest.version : nil)
       } catch {
         failure = error
       }
@@ -187,23 +207,87 @@ public final class Store: Sendable {
     throw failure
   }
 
-  /// The decodable meta records of `file`, newest first.
-  static func metas(in file: StorageFile) throws -> [(Meta, Int)] {
-    var found: [(Meta, Int)] = []
-    for slot in 0..<2 {
-      let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
-      if let meta = Meta.decode(bytes) { found.append((meta, slot)) }
+  /// Rewrites the newest anchor of `meta`'s chain into its slot when that slot is damaged
+  /// (the chain was reached from the other anchor). Otherwise the next anchor would go into
+  /// the other slot, overwriting the only whole one.
+  private static func repairAnchor(of meta: Meta, found: [Meta], anchors: [Meta], in file: StorageFile) throws {
+    var byVersion: [UInt64: Meta] = [:]
+    for record in found { byVersion[record.version] = record }
+    // The anchor is where the chain last switched to `meta.anchorSlot`.
+    var anchor = meta
+    while anchor.version > 0, let before = byVersion[anchor.version - 1], before.anchorSlot == meta.anchorSlot,
+      before.isFollowed(by: anchor)
+    {
+      anchor = before
     }
-    return found.sorted { $0.0.version > $1.0.version }
+    guard !anchors.contains(anchor), anchor.version > 0, byVersion[anchor.version - 1] != nil else { return }
+    let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: Int(meta.anchorSlot)))
+    if let there = Meta.decode(bytes), there.version >= anchor.version { return }
+    Log.write(
+      .warn, .storage, "\(file.path): meta slot \(meta.anchorSlot) was damaged; rewrote anchor \(anchor.version)")
+    try file.write(anchor.encode(), at: FileLayout.metaOffset(slot: Int(meta.anchorSlot)))
+    try file.sync()
   }
 
-  /// The newest decodable meta of a file in use. Within a session every meta on disk was
-  /// written after its blocks, so the newest one is whole.
-  static func newestMeta(in file: StorageFile) throws -> (Meta, Int) {
-    guard let newest = try metas(in: file).first else {
-      throw StorageError.corrupt(path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
+  /// The decodable meta slots (anchors) of `file`, newest first.
+  static func anchors(in file: StorageFile) throws -> [Meta] {
+    var found: [Meta] = []
+    for slot in 0..<2 {
+      let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
+      if let meta = Meta.decode(bytes) { found.append(meta) }
     }
-    return newest
+    return found.sorted { $0.version > $1.version }
+  }
+
+  /// The record of the commit made on top of `meta`, if one was written: at the place `meta`
+  /// reserved for it, or in a meta slot when it reserved none.
+  static func successor(of meta: Meta, in file: StorageFile) -> Meta? {
+    if meta.next == 0 { return (try? anchors(in: file))?.first { meta.isFollowed(by: $0) } }
+    guard let bytes = try? file.read(count: Meta.encodedSize, at: meta.next), let record = Meta.decode(bytes),
+      meta.isFollowed(by: record)
+    else { return nil }
+    return record
+  }
+
+  /// Throws when the place `meta` reserved holds its successor's record damaged: its magic
+  /// and version, or its link to `meta`, are there, but its checksum fails. A power loss cannot
+  /// do that (a record never straddles a sector, and sectors are written whole), so bytes
+  /// changed after the record was written, and the commits after it would be lost silently.
+  static func checkNoDamagedSuccessor(of meta: Meta, in file: StorageFile) throws {
+    guard meta.next != 0, let bytes = try? file.read(count: Meta.encodedSize, at: meta.next),
+      bytes.count == Meta.encodedSize
+    else { return }
+    let expected = meta.version + 1
+    func word(at offset: Int) -> UInt64 {
+      bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+    }
+    let headed = Array(bytes[0..<8]) == FileLayout.metaMagic && word(at: 8) == expected
+    let linked = word(at: Meta.previousOffset) == meta.checksum
+    if headed || linked {
+      throw StorageError.corrupt(
+        path: file.path, offset: meta.next, reason: "the commit record of version \(expected) is damaged")
+    }
+  }
+
+  /// The newest whole commit the chain leads to from `meta`. Within a session every record
+  /// is written after its blocks, so a writer killed before publishing left a whole commit;
+  /// each successor is still verified before it is taken, because a commit torn by a power
+  /// loss before the session began keeps its record until the next commit overwrites it.
+  static func newestCommit(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> Meta {
+    var current = meta
+    while let successor = successor(of: current, in: file),
+      (try? Recovery.verifyNewestCommit(successor, blocks: blocks)) != nil
+    {
+      current = successor
+    }
+    return current
+  }
+
+  /// The newest whole commit of a file in use, found from its newest anchor; nil when
+  /// neither meta slot is valid.
+  static func newestCommit(in file: StorageFile) -> Meta? {
+    guard let anchor = (try? anchors(in: file))?.first else { return nil }
+    return newestCommit(after: anchor, in: file, blocks: BlockReader(file: file, cache: NodeCache(capacity: 1 << 20)))
   }
 
   static let emptyMeta = Meta(
@@ -234,10 +318,10 @@ public final class Store: Sendable {
   }
 
   /// The newest committed version (file-wide).
-  public var latestVersion: UInt64 { coordinator.latest().0.version }
+  public var latestVersion: UInt64 { coordinator.latest().version }
 
   /// The newest committed meta record.
-  public var latestMeta: Meta { coordinator.latest().0 }
+  public var latestMeta: Meta { coordinator.latest() }
 
   /// Closes the store: later transactions fail with `StorageError.closed`. Transactions
   /// already open keep working until they end; the file is closed when the last one ends.
@@ -275,7 +359,7 @@ public final class Store: Sendable {
   /// be used from any thread.
   public func beginRead() throws -> ReadTransaction {
     if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
-    return ReadTransaction(store: self, meta: try coordinator.pinLatest().0)
+    return ReadTransaction(store: self, meta: try coordinator.pinLatest())
   }
 
   /// Runs `body` in a read transaction.
@@ -312,13 +396,14 @@ public final class Store: Sendable {
       if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
       try coordinator.lockWriter()
       locked = true
-      var (meta, slot) = coordinator.latest()
+      var meta = coordinator.latest()
       if lockFilePath != nil {
-        // A writer killed after writing its meta but before publishing it: the file is the truth.
-        let (onDisk, diskSlot) = try Store.newestMeta(in: file)
+        // A writer killed after writing its commit record but before publishing it (or one
+        // of another session, on a deleted lock file): the file is the truth.
+        let onDisk = Store.newestCommit(after: meta, in: file, blocks: blocks)
         if onDisk.version > meta.version {
-          (meta, slot) = (onDisk, diskSlot)
-          coordinator.publish(meta, slot: slot)
+          meta = onDisk
+          coordinator.publish(meta)
         }
       }
       let horizon = coordinator.oldestPin(latest: meta.version)
@@ -331,7 +416,7 @@ public final class Store: Sendable {
       }
       var space = try cached ?? loadFreeSpace(meta)
       space.promote(horizon: horizon)
-      return WriteTransaction(store: self, base: meta, slot: slot, freeSpace: space, horizon: horizon)
+      return WriteTransaction(store: self, base: meta, freeSpace: space, horizon: horizon)
     } catch {
       if locked { coordinator.unlockWriter() }
       writerThread.withLock { $0 = nil }
@@ -371,13 +456,13 @@ public final class Store: Sendable {
   }
 
   /// Publishes a committed version to readers and observers in every process.
-  func publish(_ meta: Meta, slot: Int, freeSpace: FreeSpace, blockBytes: UInt64) {
+  func publish(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64) {
     state.withLock { s in
       s.freeSpace = freeSpace
       s.freeSpaceVersion = meta.version
       s.lastCommitBytes = blockBytes
     }
-    coordinator.publish(meta, slot: slot)
+    coordinator.publish(meta)
   }
 
   /// The writer's copy of the free space between commits (nil while a writer holds it).
@@ -391,14 +476,15 @@ public final class Store: Sendable {
   /// write the inode as well as the data; small commits that grow the data area then
   /// overwrite blocks the file system already holds, and only one in many commits pays for
   /// the growth. The stretch is not part of the data area (`Meta.fileEnd` stays where the data
-  /// ends): nothing refers to it, and a crash leaves harmless zeros.
+  /// ends): nothing refers to it, and a crash leaves harmless zeros. The zeros start where the
+  /// file ends, not at `end`: the run reserved for the next commit may lie past the last byte
+  /// written, and the next commit must not write into a hole either.
   func extendAhead(of end: UInt64) throws {
     guard options.durability == .full, end > state.withLock({ $0.physicalSize }) else { return }
     var size = try file.size()
     let target = (end + min(max(end / 16, 16 << 10), 4 << 20) + 4095) / 4096 * 4096
     if size < end + (16 << 10) {
       let zeros = [UInt8](repeating: 0, count: 1 << 20)
-      size = max(size, end)
       while size < target {
         let count = Int(min(UInt64(zeros.count), target - size))
         try zeros.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: size) }

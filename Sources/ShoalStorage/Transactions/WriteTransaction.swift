@@ -44,13 +44,9 @@ public final class WriteTransaction {
     var recordsKeys: Bool { tracksChanges && !created }
   }
 
-  /// The meta slot holding the base version; the commit writes the other one.
-  let baseSlot: Int
-
-  init(store: Store, base: Meta, slot: Int, freeSpace: FreeSpace, horizon: UInt64) {
+  init(store: Store, base: Meta, freeSpace: FreeSpace, horizon: UInt64) {
     self.store = store
     self.base = base
-    self.baseSlot = slot
     self.baseVersion = base.version
     self.freeSpace = freeSpace
     self.horizon = horizon
@@ -239,7 +235,7 @@ public final class WriteTransaction {
   func bulkLoad(_ name: String, tracksChanges: Bool, from next: () throws -> ([UInt8], [UInt8])?) throws {
     try createKeyspace(name, tracksChanges: tracksChanges)
     let i = try require(name)
-    var writer = bulkWriter ?? CommitWriter(store: store, version: version)
+    var writer = bulkWriter ?? CommitWriter(store: store, base: base)
     var builder = BulkBuilder()
     while let (key, value) = try next() {
       guard key.count <= StorageLimits.maximumKeySize else {
@@ -292,7 +288,7 @@ public final class WriteTransaction {
     guard states.contains(where: { $0.modified }) else { return baseVersion }
     let started = Log.isEnabled(.debug, .transaction) ? Store.now() : 0
     try store.checkVersionLimit(latest: baseVersion)
-    var writer = bulkWriter ?? CommitWriter(store: store, version: version)
+    var writer = bulkWriter ?? CommitWriter(store: store, base: base)
     // Keyspaces, then their catalog entries.
     for i in states.indices where states[i].modified {
       let name = Array(states[i].name.utf8)
@@ -321,12 +317,26 @@ public final class WriteTransaction {
     }
     let catalog = try writer.flush(&catalogRoot, space: &freeSpace)
     let history = try writer.flush(&historyRoot, space: &freeSpace)
+    // An anchor: every anchorInterval-th commit, and any whose base reserved no place for it.
+    let anchor = base.next == 0 || version % FileLayout.anchorInterval == 0
+    if base.next != 0 {
+      // The record is freed as it is written, to be reused once no anchor in a meta slot is
+      // older than it: recovery follows the chain through it from either anchor (the older
+      // one when the newer slot is damaged). The slots hold the two newest anchors, so that is
+      // once the second anchor after it is durable, when the horizon reaches its version.
+      let interval = FileLayout.anchorInterval
+      freeSpace.free(
+        offset: base.next, length: FileLayout.recordSize,
+        version: (version + interval - 1) / interval * interval + interval)
+    }
+    let next = writer.reserveNext(&freeSpace, bulk: bulkWriter != nil)
     let freeList = try writer.writeFreeList(&freeSpace)
     let meta = Meta(
       version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
-      history: history)
-    try writer.finish(meta, slot: 1 - baseSlot, baseEnd: base.fileEnd)
-    store.publish(meta, slot: 1 - baseSlot, freeSpace: freeSpace, blockBytes: writer.packedBytes)
+      history: history, next: next.offset, nextLength: next.length, previous: base.checksum,
+      anchorSlot: anchor ? 1 - base.anchorSlot : base.anchorSlot)
+    try writer.finish(meta, record: base.next, anchor: anchor, baseEnd: base.fileEnd)
+    store.publish(meta, freeSpace: freeSpace, blockBytes: writer.packedBytes)
     store.blocks.cache.remove(freedBlocks)
     if started != 0 {
       let changed = states.filter(\.modified)
@@ -353,7 +363,7 @@ public final class WriteTransaction {
 }
 
 /// Writes a commit's blocks: compresses, allocates, checksums and batches them, then the
-/// meta record, then one sync.
+/// commit record (and, for an anchor, a meta slot), then one sync.
 struct CommitWriter {
   let store: Store
   let version: UInt64
@@ -369,11 +379,41 @@ struct CommitWriter {
   /// The unit the kernel writes back: a commit touching fewer of them syncs faster.
   static let page: UInt64 = 4096
 
-  init(store: Store, version: UInt64) {
+  /// The most a commit reserves for its successor: small commits, the ones a separate meta
+  /// write would slow down the most, fit; a larger successor continues in runs of its own.
+  static let maximumReservation: UInt64 = 64 << 10
+
+  /// Starts the blocks of the commit on top of `base`, packed first into the run `base`
+  /// reserved for it, after the place of its record.
+  init(store: Store, base: Meta) {
     self.store = store
-    self.version = version
+    self.version = base.version + 1
     // An eighth more than last time, for the tree and the free list growing a little.
     nextRunSize = CommitWriter.pages(min(store.lastCommitBytes + store.lastCommitBytes / 8, 1 << 20))
+    if base.next != 0 {
+      run = (base.next + FileLayout.recordSize, base.next + UInt64(base.nextLength))
+    }
+  }
+
+  /// Reserves the place of the next commit's record and first run, sized after this
+  /// commit's packed blocks; nothing after a bulk load or a large commit (the next commit
+  /// then writes an anchor instead).
+  mutating func reserveNext(_ space: inout FreeSpace, bulk: Bool) -> (offset: UInt64, length: UInt32) {
+    guard !bulk, packedBytes <= CommitWriter.maximumReservation else { return (0, 0) }
+    let freeList = UInt64(space.deltaEncodedSize) + 256
+    let wanted = FileLayout.recordSize + packedBytes + packedBytes / 8 + freeList
+    // Granules, not pages: a window of whole free pages is rarer than one of the bytes needed,
+    // and the run is one stretch of the file either way.
+    let length = FileLayout.roundUp(min(wanted, CommitWriter.maximumReservation))
+    // The record must not straddle a 512-byte sector, so that a power loss leaves it whole,
+    // gone or garbage, never part of it (see `Store.recover`): the run starts on 256 bytes.
+    let start = space.allocateRun(length + FileLayout.granule, alignment: CommitWriter.page)
+    if start % 256 == 0 {
+      space.unallocate(start + length, FileLayout.granule)
+      return (start, UInt32(length))
+    }
+    space.unallocate(start, FileLayout.granule)
+    return (start + FileLayout.granule, UInt32(length))
   }
 
   /// `bytes` rounded up to whole pages (at least one).
@@ -496,16 +536,23 @@ struct CommitWriter {
     }
   }
 
-  /// Writes the remaining blocks and the meta record into the slot not holding the newest
-  /// version, then syncs once (durability `full`).
-  mutating func finish(_ meta: Meta, slot: Int, baseEnd: UInt64) throws {
+  /// Writes the remaining blocks, then the commit record at `record` (the place the base
+  /// reserved; 0 for none) and, for an anchor, into meta slot `meta.anchorSlot`, then syncs
+  /// once (durability `full`). The record is written after the blocks, so a process killed
+  /// midway never leaves a record whose blocks are missing from the page cache.
+  mutating func finish(_ meta: Meta, record: UInt64, anchor: Bool, baseEnd: UInt64) throws {
     try batch.flush(to: store.file)
     // Only small commits to a file with data: a large one writes much more than the growth
     // costs, and a bulk load or a compacted copy (the first commit of its file) stays dense.
     if baseEnd > FileLayout.dataStart, meta.fileEnd > baseEnd, meta.fileEnd - baseEnd <= 64 << 10 {
       try store.extendAhead(of: meta.fileEnd)
     }
-    try store.file.write(meta.encode(), at: FileLayout.metaOffset(slot: slot))
+    // The file reaches at least the data area's end, even where this commit wrote nothing
+    // (the run reserved for the next commit, a gap before it): a shorter file is truncated.
+    if meta.fileEnd > baseEnd, try store.file.size() < meta.fileEnd { try store.file.truncate(to: meta.fileEnd) }
+    let encoded = meta.encode()
+    if record != 0 { try store.file.write(encoded, at: record) }
+    if anchor { try store.file.write(encoded, at: FileLayout.metaOffset(slot: Int(meta.anchorSlot))) }
     if store.options.durability == .full { try store.file.sync() }
   }
 }

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+@testable import ShoalStorage
+
+/// Commit records chained through the runs: each commit writes its record where its
+/// predecessor reserved room, every `anchorInterval`-th one also into a meta slot.
+@Suite struct CommitChainTests {
+  /// A store over `file` with keyspace "k" after `commits` commits, each setting "v" to its
+  /// round number.
+  func build(_ file: StorageFile, commits: Int) throws -> Store {
+    let store = try Store(file: file)
+    try store.write { try $0.createKeyspace("k") }
+    for round in 0..<commits { try store.write { try $0.put(bytes("\(round)"), forKey: bytes("v"), in: "k") } }
+    return store
+  }
+
+  @Test func recordsChainFromTheAnchorsAndOpenFindsTheNewest() throws {
+    let file = MemoryFile()
+    let store = try build(file, commits: 20)
+    let newest = store.latestMeta
+    #expect(newest.version == 21 && newest.next != 0)
+    // The slots hold the two newest anchors: 16, and 8 (version 0's slot was overwritten).
+    let anchors = try Store.anchors(in: file).map(\.version)
+    #expect(anchors == [16, 8])
+    // Walking the records from either anchor reaches version 21, each naming its predecessor.
+    for anchor in try Store.anchors(in: file) {
+      var current = anchor
+      while let next = Store.successor(of: current, in: file) {
+        #expect(next.version == current.version + 1 && next.previous == current.checksum)
+        current = next
+      }
+      #expect(current == newest)
+    }
+    let reopened = try Store(file: MemoryFile(contents: file.contents))
+    #expect(reopened.latestVersion == 21 && reopened.recoveredFromVersion == nil)
+    #expect(try reopened.read { try $0.get(bytes("v"), in: "k") } == bytes("19"))
+    #expect(reopened.verify().isOK)
+  }
+
+  @Test func aDamagedNewerAnchorIsBridgedByTheOlderOnesChain() throws {
+    let file = MemoryFile()
+    let store = try build(file, commits: 20)
+    let newerSlot = Int(store.latestMeta.anchorSlot)
+    for damage in [20, 0] {  // a byte of the body, then of the magic
+      var image = file.contents
+      image[Int(FileLayout.metaOffset(slot: newerSlot)) + damage] ^= 0x10
+      #expect(try Store.anchors(in: MemoryFile(contents: image)).map(\.version) == [8])
+      // The records after anchor 8 are kept until the second anchor after them is durable,
+      // so the chain from 8 still reaches the newest commit.
+      let reopened = try Store(file: MemoryFile(contents: image))
+      #expect(reopened.latestVersion == 21 && reopened.recoveredFromVersion == nil)
+      #expect(try reopened.read { try $0.get(bytes("v"), in: "k") } == bytes("19"))
+      #expect(reopened.verify().isOK)
+      // Open rewrote anchor 16 from its record, so the next anchor (version 24) replaces
+      // anchor 8 and never leaves the file without a whole slot.
+      #expect(try Store.anchors(in: reopened.file).map(\.version) == [16, 8])
+      for round in 20..<24 { try reopened.write { try $0.put(bytes("\(round)"), forKey: bytes("v"), in: "k") } }
+      #expect(try Store.anchors(in: reopened.file).map(\.version) == [24, 16])
+      #expect(reopened.verify().isOK)
+    }
+  }
+
+  @Test func aCommitTornBeforeTheSessionIsNotTakenByALaterWriter() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    let leaf: BlockPointer
+    do {
+      let store = try Store.open(path: path)
+      try store.write { txn in
+        try txn.createKeyspace("k")
+        try txn.put(bytes("one"), forKey: bytes("v"), in: "k")
+      }
+      try store.write { try $0.put(bytes("two"), forKey: bytes("v"), in: "k") }
+      leaf = try store.read { try $0.keyspace("k").entry.root }
+      #expect(leaf.birth == 2)
+      store.close()
+    }
+    // What a power loss may leave: version 2's record landed, one of its blocks did not.
+    let handle = try #require(FileHandle(forUpdatingAtPath: path))
+    try handle.seek(toOffset: leaf.offset)
+    try handle.write(contentsOf: Data(repeating: 0, count: Int(leaf.storedLength)))
+    try handle.close()
+    let first = try Store.open(path: path)  // starts the session: recovers version 1
+    #expect(first.latestVersion == 1 && first.recoveredFromVersion == 2)
+    // A process joining the session, and its writer, find version 2's record on the chain;
+    // its commit does not verify, so neither takes it.
+    let second = try Store.open(path: path)
+    #expect(second.latestVersion == 1)
+    try second.write { try $0.put(bytes("three"), forKey: bytes("v"), in: "k") }
+    #expect(second.latestVersion == 2)
+    for store in [first, second] {
+      #expect(try store.read { try $0.get(bytes("v"), in: "k") } == bytes("three"))
+      #expect(store.verify().isOK)
+    }
+    first.close()
+    second.close()
+    let reopened = try Store.open(path: path)
+    #expect(reopened.latestVersion == 2 && reopened.recoveredFromVersion == nil)
+    #expect(try reopened.read { try $0.get(bytes("v"), in: "k") } == bytes("three"))
+  }
+
+  @Test func aLargeCommitReservesNothingAndTheNextOneIsAnAnchor() throws {
+    let file = MemoryFile()
+    let store = try Store(file: file)
+    try store.write { txn in
+      var i = 0
+      try txn.bulkLoad("k", tracksChanges: true) {
+        defer { i += 1 }
+        return i < 5000 ? (bytes(String(format: "key%06d", i)), textValue(i, length: 100)) : nil
+      }
+    }
+    #expect(store.latestMeta.next == 0)
+    let slot = store.latestMeta.anchorSlot
+    try store.write { try $0.put(bytes("x"), forKey: bytes("key000001"), in: "k") }
+    #expect(store.latestMeta.anchorSlot == 1 - slot && store.latestMeta.next != 0)
+    #expect(try Store.anchors(in: file).first == store.latestMeta)
+    let reopened = try Store(file: MemoryFile(contents: file.contents))
+    #expect(reopened.latestVersion == store.latestVersion)
+    #expect(reopened.verify().isOK)
+  }
+}
