@@ -288,6 +288,7 @@ func contendedCommitBenchmark(_ kind: EngineKind) {
       let engine = try openEngine(kind, in: directory)
       try engine.prepareForCommits()
       engine.close()
+      settleDisk()
       for writer in 0..<writers {
         session.peers.append(try Peer(["commit", kind.rawValue, directory, "\(writer)", "\(count)"]))
       }
