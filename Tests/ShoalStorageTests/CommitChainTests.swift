@@ -100,6 +100,25 @@ import Testing
     #expect(try reopened.read { try $0.get(bytes("v"), in: "k") } == bytes("three"))
   }
 
+  /// A process that opened long ago and published what it saw then (the race open now avoids
+  /// by publishing only under the writer lock) must not make the next writer build on it: the
+  /// records after that version may have been reused, but the newest anchor's chain is whole.
+  @Test func aWriterStartsFromTheNewestAnchorWhenThePublishedVersionIsFarBehind() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("k") }
+    let stale = store.coordinator.latest()
+    for i in 0..<40 { try store.write { try $0.put(bytes("\(i)"), forKey: bytes("key\(i)"), in: "k") } }
+    store.coordinator.publish(stale)
+    try store.write { try $0.put(bytes("after"), forKey: bytes("after"), in: "k") }
+    #expect(store.latestVersion == stale.version + 41)
+    try store.read { txn throws in
+      #expect(try txn.count(in: "k") == 41)
+      for i in 0..<40 { #expect(try txn.get(bytes("key\(i)"), in: "k") == bytes("\(i)")) }
+    }
+    #expect(store.verify().isOK)
+  }
+
   @Test func aLargeCommitReservesNothingAndTheNextOneIsAnAnchor() throws {
     let file = MemoryFile()
     let store = try Store(file: file)

@@ -44,7 +44,7 @@ struct PowerLoss: ParsableCommand {
       deltas += outcome.recoveredDeltaChain ? 1 : 0
     }
     print(
-      "power cut in \(crashed) trials, \(inCommit) of them inside a commit; open fell back to the previous meta in \(fellBack); the commit in flight landed whole in \(landed); the recovered free-space list was a chain of deltas in \(deltas)"
+      "power cut in \(crashed) trials, \(inCommit) of them inside a commit; open fell back to the previous commit in \(fellBack); the commit in flight landed whole in \(landed); the recovered free-space list was a chain of deltas in \(deltas)"
     )
     try finish(passed: trials - failures.count, failures: failures)
   }

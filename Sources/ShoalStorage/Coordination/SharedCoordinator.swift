@@ -440,4 +440,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   }
 
   func unlockWriter() { SharedCoordinator.ofdUnlock(dataFD, 0) }
+
+  /// Takes the writer lock if no writer holds it; false when one does (or the data file is
+  /// open read-only). For publishing outside a write transaction without racing a writer's
+  /// own publish.
+  func tryLockWriter() -> Bool { SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) }
 }

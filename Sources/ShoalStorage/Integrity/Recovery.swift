@@ -1,10 +1,10 @@
 /// Open-time proof that the newest commit reached the disk whole.
 ///
-/// A commit writes its blocks and its meta record and then syncs once; after a power loss
-/// the meta may have landed while some of its blocks did not. Every block carries the
+/// A commit writes its blocks and its commit record and then syncs once; after a power loss
+/// the record may have landed while some of its blocks did not. Every block carries the
 /// version that wrote it, and a commit's new blocks are exactly those born in its version,
 /// reachable through parents born in the same version. Walking only those verifies the whole
-/// commit at the cost of the commit's own size. If any fails, open uses the previous meta,
+/// commit at the cost of the commit's own size. If any fails, open uses the previous commit,
 /// whose blocks were synced before this commit began and which it never overwrote.
 enum Recovery {
   static func verifyNewestCommit(_ meta: Meta, blocks: BlockReader) throws {

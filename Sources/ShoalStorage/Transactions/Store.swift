@@ -129,9 +129,14 @@ public final class Store: Sendable {
       let size = try file.size()
       try FileLayout.checkHeader(
         try file.read(count: Int(FileLayout.headerSize), at: 0), path: file.path, fileSize: size)
-      let published = shared.latest()
-      let onDisk = Store.newestCommit(after: published, in: file, blocks: blocks)
-      if onDisk.version > published.version { shared.publish(onDisk) }
+      // Only while holding the writer lock: a writer publishing meanwhile would otherwise be
+      // overwritten by this older version. When a writer holds it, that writer publishes.
+      if shared.tryLockWriter() {
+        let published = shared.latest()
+        let onDisk = Store.newestCommit(after: published, in: file, blocks: blocks)
+        if onDisk.version > published.version { shared.publish(onDisk) }
+        shared.unlockWriter()
+      }
       recoveredFromVersion = nil
       coordinator = shared
     } else {
@@ -275,6 +280,13 @@ public final class Store: Sendable {
   /// loss before the session began keeps its record until the next commit overwrites it.
   static func newestCommit(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> Meta {
     var current = meta
+    // A newer anchor than `meta` starts a chain that is certainly intact (one far behind the
+    // newest commit may have had its records reused).
+    if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version,
+      (try? Recovery.verifyNewestCommit(anchor, blocks: blocks)) != nil
+    {
+      current = anchor
+    }
     while let successor = successor(of: current, in: file),
       (try? Recovery.verifyNewestCommit(successor, blocks: blocks)) != nil
     {

@@ -1,7 +1,7 @@
 /// How hard a commit works to survive a crash.
 public enum Durability: String, Sendable, CaseIterable {
   /// Every commit is fsynced (one `fdatasync` of blocks and meta together; recovery checks
-  /// the newest commit's blocks and falls back to the previous meta if any did not land).
+  /// the newest commit's blocks and falls back to the previous commit if any did not land).
   /// Survives power loss.
   case full
   /// No fsync: survives the process crashing, not the machine losing power.
