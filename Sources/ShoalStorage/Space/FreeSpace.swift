@@ -169,20 +169,27 @@ struct FreeSpace {
   /// else any extent that fits (no growth); else the end of the file, rounded up to the
   /// boundary (the gap stays available).
   mutating func allocateRun(_ length: UInt64, alignment: UInt64) -> UInt64 {
-    for k in FreeSpace.sizeClass(length)..<64 {
+    // Found first and taken after the loop: changing a size class while iterating it would
+    // copy the whole set.
+    var found: (start: UInt64, have: UInt64, aligned: UInt64)?
+    search: for k in FreeSpace.sizeClass(length)..<64 {
       var checked = 0
       for start in classes[k] {
         guard let have = available[start] else { continue }
         let aligned = (start + alignment - 1) / alignment * alignment
         if aligned + length <= start + have {
-          removeAvailable(start, have)
-          if aligned > start { addAvailable(start, aligned - start) }
-          if start + have > aligned + length { addAvailable(aligned + length, start + have - aligned - length) }
-          return aligned
+          found = (start, have, aligned)
+          break search
         }
         checked += 1
         if checked == 32 { break }
       }
+    }
+    if let (start, have, aligned) = found {
+      removeAvailable(start, have)
+      if aligned > start { addAvailable(start, aligned - start) }
+      if start + have > aligned + length { addAvailable(aligned + length, start + have - aligned - length) }
+      return aligned
     }
     // Growing: no alignment gap, so a file written by appending (a bulk load, a compacted
     // copy) stays dense; the caller hands back what it does not use.
