@@ -38,6 +38,28 @@ import Testing
     #expect(reopened.verify().isOK)
   }
 
+  /// Whole records at the newest commit's reserved place that do not follow it (left by a
+  /// history a recovery rolled back) end the chain quietly; damaged ones do not.
+  @Test func aWholeRecordThatDoesNotFollowEndsTheChainWithoutAnError() throws {
+    let file = MemoryFile()
+    let store = try build(file, commits: 5)
+    let newest = store.latestMeta
+    var other = newest
+    other.version += 1
+    other.previous = newest.checksum ^ 1
+    var image = file.contents
+    let encoded = other.encode()
+    image.replaceSubrange(Int(newest.next)..<(Int(newest.next) + encoded.count), with: encoded)
+    let reopened = try Store(file: MemoryFile(contents: image))
+    #expect(reopened.latestVersion == newest.version && reopened.recoveredFromVersion == nil)
+    #expect(reopened.verify().isOK)
+    image[Int(newest.next) + 40] ^= 1
+    #expect(
+      throws: StorageError.corrupt(
+        path: "<memory>", offset: newest.next, reason: "the commit record of version \(newest.version + 1) is damaged")
+    ) { try Store(file: MemoryFile(contents: image)) }
+  }
+
   @Test func aDamagedNewerAnchorIsBridgedByTheOlderOnesChain() throws {
     let file = MemoryFile()
     let store = try build(file, commits: 20)

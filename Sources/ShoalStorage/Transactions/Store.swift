@@ -259,8 +259,10 @@ public final class Store: Sendable {
   /// do that (a record never straddles a sector, and sectors are written whole), so bytes
   /// changed after the record was written, and the commits after it would be lost silently.
   static func checkNoDamagedSuccessor(of meta: Meta, in file: StorageFile) throws {
+    // A whole record there that does not follow `meta` belongs to another history (one a
+    // recovery rolled back): not damage.
     guard meta.next != 0, let bytes = try? file.read(count: Meta.encodedSize, at: meta.next),
-      bytes.count == Meta.encodedSize
+      bytes.count == Meta.encodedSize, Meta.decode(bytes) == nil
     else { return }
     let expected = meta.version + 1
     func word(at offset: Int) -> UInt64 {
