@@ -141,6 +141,53 @@ import Testing
     #expect(store.verify().isOK)
   }
 
+  /// An anchor commit whose writer was killed after its record and before its meta slot: the
+  /// next writer takes the commit over and writes the slot, so that the older anchor (whose
+  /// records are then reused) is no longer the one recovery starts from.
+  @Test func aWriterTakingOverAKilledAnchorCommitWritesItsSlot() throws {
+    let dir = TemporaryDirectory()
+    let first = try Store.open(path: dir.file())
+    let second = try Store.open(path: dir.file())
+    try first.write { try $0.createKeyspace("k") }
+    while first.latestVersion < 23 { try first.write { try $0.put(bytes("x"), forKey: bytes("v"), in: "k") } }
+    let before = first.latestMeta
+    let slot = Int(1 - before.anchorSlot)
+    let file = try PosixFile(path: dir.file(), create: false, readOnly: false)
+    let oldSlot = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
+    try first.write { try $0.put(bytes("24"), forKey: bytes("v"), in: "k") }
+    #expect(first.latestVersion == 24 && Int(first.latestMeta.anchorSlot) == slot)
+    // What the killed writer left: the record of 24, the slot as before, 23 published.
+    try file.write(oldSlot, at: FileLayout.metaOffset(slot: slot))
+    first.coordinator.publish(before)
+    try second.write { try $0.put(bytes("25"), forKey: bytes("v"), in: "k") }
+    #expect(second.latestVersion == 25)
+    #expect(try Store.anchors(in: file).first?.version == 24)
+    for round in 26..<60 { try second.write { try $0.put(bytes("\(round)"), forKey: bytes("v"), in: "k") } }
+    first.close()
+    second.close()
+    let reopened = try Store.open(path: dir.file())
+    #expect(reopened.latestVersion == 59 && reopened.recoveredFromVersion == nil)
+    #expect(try reopened.read { try $0.get(bytes("v"), in: "k") } == bytes("59"))
+    #expect(reopened.verify().isOK)
+  }
+
+  /// Creation interrupted after the header: open writes version 0 and builds on the record it
+  /// wrote, so a torn first commit falls back to it.
+  @Test func aFileWhoseCreationWasInterruptedRecoversItsFirstCommit() throws {
+    let file = MemoryFile(contents: FileLayout.encodeHeader())
+    do {
+      let store = try Store(file: file)
+      try store.write { try $0.createKeyspace("k") }
+    }
+    // Commit 1 torn: its catalog never reached the disk.
+    let meta = try Store(file: MemoryFile(contents: file.contents)).latestMeta
+    var image = file.contents
+    image[Int(meta.catalog.offset) + 2] ^= 0xFF
+    let reopened = try Store(file: MemoryFile(contents: image))
+    #expect(reopened.latestVersion == 0 && reopened.recoveredFromVersion == 1)
+    #expect(reopened.verify().isOK)
+  }
+
   @Test func aLargeCommitReservesNothingAndTheNextOneIsAnAnchor() throws {
     let file = MemoryFile()
     let store = try Store(file: file)

@@ -132,10 +132,13 @@ public final class Store: Sendable {
       // Only while holding the writer lock: a writer publishing meanwhile would otherwise be
       // overwritten by this older version. When a writer holds it, that writer publishes.
       if shared.tryLockWriter() {
+        defer { shared.unlockWriter() }
         let published = shared.latest()
-        let onDisk = Store.newestCommit(after: published, in: file, blocks: blocks)
-        if onDisk.version > published.version { shared.publish(onDisk) }
-        shared.unlockWriter()
+        let taken = Store.commits(after: published, in: file, blocks: blocks)
+        if let newest = taken.last {
+          try Store.secure(newest, chain: [published] + taken, in: file)
+          shared.publish(newest)
+        }
       }
       recoveredFromVersion = nil
       coordinator = shared
@@ -161,7 +164,8 @@ public final class Store: Sendable {
   /// commit durable only as a whole, so that record may name blocks that never reached the
   /// disk: if they fail verification, its predecessor is the newest whole commit (it was
   /// synced before the last one began). Nothing older is considered: if both fail, the file
-  /// is damaged, not torn.
+  /// is damaged, not torn. Unless the open is read-only, the commit found is synced and the
+  /// anchors it needs are written (see `secure`) before anything is built on it.
   private static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
     Meta, UInt64?
   ) {
@@ -177,12 +181,14 @@ public final class Store: Sendable {
     if anchors.isEmpty, size <= FileLayout.dataStart, !options.readOnly {
       // Creation was interrupted before any meta landed: the file holds nothing yet.
       try Store.initialize(file)
-      anchors = [Store.emptyMeta]
+      size = try file.size()
+      anchors = try Store.anchors(in: file)
     }
     guard size >= FileLayout.dataStart else {
       throw StorageError.truncated(path: file.path, size: size, expected: FileLayout.dataStart)
     }
     var found: [Meta] = []
+    var damage: [(tail: UInt64, error: StorageError)] = []
     for anchor in anchors {
       var current = anchor
       found.append(current)
@@ -190,12 +196,24 @@ public final class Store: Sendable {
         found.append(successor)
         current = successor
       }
-      try Store.checkNoDamagedSuccessor(of: current, in: file)
+      if let error = Store.damagedSuccessor(of: current, in: file) { damage.append((current.version, error)) }
     }
     var failure: Error = StorageError.corrupt(
       path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
-    guard let newest = found.max(by: { $0.version < $1.version }) else { throw failure }
-    let candidates = [newest] + (found.first { $0.isFollowed(by: newest) }.map { [$0] } ?? [])
+    guard let newestVersion = found.map(\.version).max() else { throw failure }
+    // A damaged record hides the commits after it, unless another chain reaches past it (the
+    // older anchor's chain may legitimately run into reused places).
+    if let (_, error) = damage.first(where: { $0.tail >= newestVersion }) { throw error }
+    // The newest version's records (a stale anchor slot and a record may both claim it), then
+    // their predecessors.
+    var newest: [Meta] = []
+    for record in found where record.version == newestVersion && !newest.contains(record) { newest.append(record) }
+    var candidates = newest
+    for top in newest {
+      if let before = found.first(where: { $0.isFollowed(by: top) }), !candidates.contains(before) {
+        candidates.append(before)
+      }
+    }
     for meta in candidates {
       if meta.fileEnd > size {
         failure = StorageError.truncated(path: file.path, size: size, expected: meta.fileEnd)
@@ -203,8 +221,8 @@ public final class Store: Sendable {
       }
       do {
         try Recovery.verifyNewestCommit(meta, blocks: blocks)
-        if !options.readOnly { try repairAnchor(of: meta, found: found, anchors: anchors, in: file) }
-        return (meta, meta.version != newest.version ? newest.version : nil)
+        if !options.readOnly { try secure(meta, chain: found, in: file) }
+        return (meta, meta.version != newestVersion ? newestVersion : nil)
       } catch {
         failure = error
       }
@@ -212,25 +230,37 @@ public final class Store: Sendable {
     throw failure
   }
 
-  /// Rewrites the newest anchor of `meta`'s chain into its slot when that slot is damaged
-  /// (the chain was reached from the other anchor). Otherwise the next anchor would go into
-  /// the other slot, overwriting the only whole one.
-  private static func repairAnchor(of meta: Meta, found: [Meta], anchors: [Meta], in file: StorageFile) throws {
+  /// Makes a commit this process is about to build on as safe as one it made itself: writes
+  /// into its meta slot every anchor among `chain` (records leading to `meta`) that the slot
+  /// does not hold yet (a writer killed between its record and its slot, or a damaged slot),
+  /// then syncs (a writer killed before its sync left its commit in the page cache only).
+  static func secure(_ meta: Meta, chain: [Meta], in file: StorageFile) throws {
     var byVersion: [UInt64: Meta] = [:]
-    for record in found { byVersion[record.version] = record }
-    // The anchor is where the chain last switched to `meta.anchorSlot`.
-    var anchor = meta
-    while anchor.version > 0, let before = byVersion[anchor.version - 1], before.anchorSlot == meta.anchorSlot,
-      before.isFollowed(by: anchor)
-    {
-      anchor = before
+    for record in chain { byVersion[record.version] = record }
+    byVersion[meta.version] = meta
+    // The newest anchor of each slot at or before `meta`: where the chain switched to it.
+    var current = meta
+    var slotsSeen: Set<UInt8> = []
+    while slotsSeen.count < 2 {
+      var anchor = current
+      while anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor),
+        before.anchorSlot == anchor.anchorSlot
+      {
+        anchor = before
+      }
+      slotsSeen.insert(anchor.anchorSlot)
+      // Only an anchor whose predecessor is known is certainly one (the chain switched there).
+      guard anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor) else { break }
+      let slot = FileLayout.metaOffset(slot: Int(anchor.anchorSlot))
+      let there = Meta.decode(try file.read(count: Meta.encodedSize, at: slot))
+      if there.map({ $0.version < anchor.version }) ?? true {
+        Log.write(
+          .warn, .storage,
+          "\(file.path): meta slot \(anchor.anchorSlot) lacked anchor \(anchor.version); wrote it")
+        try file.write(anchor.encode(), at: slot)
+      }
+      current = before
     }
-    guard !anchors.contains(anchor), anchor.version > 0, byVersion[anchor.version - 1] != nil else { return }
-    let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: Int(meta.anchorSlot)))
-    if let there = Meta.decode(bytes), there.version >= anchor.version { return }
-    Log.write(
-      .warn, .storage, "\(file.path): meta slot \(meta.anchorSlot) was damaged; rewrote anchor \(anchor.version)")
-    try file.write(anchor.encode(), at: FileLayout.metaOffset(slot: Int(meta.anchorSlot)))
     try file.sync()
   }
 
@@ -254,47 +284,65 @@ public final class Store: Sendable {
     return record
   }
 
-  /// Throws when the place `meta` reserved holds its successor's record damaged: its magic
-  /// and version, or its link to `meta`, are there, but its checksum fails. A power loss cannot
-  /// do that (a record never straddles a sector, and sectors are written whole), so bytes
-  /// changed after the record was written, and the commits after it would be lost silently.
-  static func checkNoDamagedSuccessor(of meta: Meta, in file: StorageFile) throws {
+  /// The error to report when the place `meta` reserved holds its successor's record
+  /// damaged: its magic and version, or its link to `meta`, are there, but its checksum fails.
+  /// A power loss cannot do that (a record never straddles a sector, and sectors are written
+  /// whole), so bytes changed after the record was written, and the commits after it would be
+  /// lost silently. Nil otherwise.
+  static func damagedSuccessor(of meta: Meta, in file: StorageFile) -> StorageError? {
     // A whole record there that does not follow `meta` belongs to another history (one a
     // recovery rolled back): not damage.
     guard meta.next != 0, let bytes = try? file.read(count: Meta.encodedSize, at: meta.next),
       bytes.count == Meta.encodedSize, Meta.decode(bytes) == nil
-    else { return }
+    else { return nil }
     let expected = meta.version + 1
     func word(at offset: Int) -> UInt64 {
       bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
     }
     let headed = Array(bytes[0..<8]) == FileLayout.metaMagic && word(at: 8) == expected
     let linked = word(at: Meta.previousOffset) == meta.checksum
-    if headed || linked {
-      throw StorageError.corrupt(
-        path: file.path, offset: meta.next, reason: "the commit record of version \(expected) is damaged")
-    }
+    guard headed || linked else { return nil }
+    return StorageError.corrupt(
+      path: file.path, offset: meta.next, reason: "the commit record of version \(expected) is damaged")
   }
 
-  /// The newest whole commit the chain leads to from `meta`. Within a session every record
-  /// is written after its blocks, so a writer killed before publishing left a whole commit;
-  /// each successor is still verified before it is taken, because a commit torn by a power
-  /// loss before the session began keeps its record until the next commit overwrites it.
-  static func newestCommit(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> Meta {
+  /// The commits newer than `meta` that the chain leads to, oldest first, each whole. Within
+  /// a session every record is written after its blocks, so a writer killed before publishing
+  /// left a whole commit; each successor is still verified before it is taken, because a
+  /// commit torn by a power loss before the session began keeps its record until the next
+  /// commit overwrites it. A newer anchor than `meta` starts the walk when there is one (a
+  /// chain far behind the newest commit may have had its records reused).
+  static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> [Meta] {
+    var taken: [Meta] = []
     var current = meta
-    // A newer anchor than `meta` starts a chain that is certainly intact (one far behind the
-    // newest commit may have had its records reused).
     if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version,
       (try? Recovery.verifyNewestCommit(anchor, blocks: blocks)) != nil
     {
       current = anchor
+      taken.append(anchor)
     }
     while let successor = successor(of: current, in: file),
       (try? Recovery.verifyNewestCommit(successor, blocks: blocks)) != nil
     {
       current = successor
+      taken.append(successor)
     }
-    return current
+    return taken
+  }
+
+  /// The newest whole commit the chain leads to from `meta` (see `commits(after:in:blocks:)`).
+  static func newestCommit(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> Meta {
+    commits(after: meta, in: file, blocks: blocks).last ?? meta
+  }
+
+  /// Takes over the commits newer than `published` found on disk (see `commits(after:)`):
+  /// secures the newest (its anchors written, synced) and returns it; nil when there are none.
+  /// Call while holding the writer lock.
+  func adoptCommits(after published: Meta) throws -> Meta? {
+    let taken = Store.commits(after: published, in: file, blocks: blocks)
+    guard let newest = taken.last else { return nil }
+    try Store.secure(newest, chain: [published] + taken, in: file)
+    return newest
   }
 
   /// The newest whole commit of a file in use, found from its newest anchor; nil when
@@ -414,8 +462,7 @@ public final class Store: Sendable {
       if lockFilePath != nil {
         // A writer killed after writing its commit record but before publishing it (or one
         // of another session, on a deleted lock file): the file is the truth.
-        let onDisk = Store.newestCommit(after: meta, in: file, blocks: blocks)
-        if onDisk.version > meta.version {
+        if let onDisk = try adoptCommits(after: meta) {
           meta = onDisk
           coordinator.publish(meta)
         }
