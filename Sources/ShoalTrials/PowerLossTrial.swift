@@ -14,7 +14,7 @@ public enum PowerLossTrial {
     public var crashed = false
     /// The power was cut inside a commit.
     public var cutInCommit = false
-    /// Open found the newest meta unusable and fell back to the previous one.
+    /// Open found the newest commit record unusable and fell back to the previous commit.
     public var fellBack = false
     /// The commit in flight at the cut survived whole.
     public var inFlightLanded = false

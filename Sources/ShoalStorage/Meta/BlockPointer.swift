@@ -1,7 +1,7 @@
 /// Where a block lives and how to check it: a ZFS-style self-verifying pointer.
 ///
 /// `birth` is the version of the commit that wrote the block. Recovery walks exactly the
-/// blocks born in the newest meta's version to prove that commit reached the disk whole.
+/// blocks born in the newest commit's version to prove that commit reached the disk whole.
 public struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
   /// Byte offset in the file (0 means "no block").
   public var offset: UInt64

@@ -24,8 +24,8 @@ public final class Store: Sendable {
   let file: StorageFile
   let blocks: BlockReader
   let coordinator: Coordinator
-  /// When open found the newest meta torn or its blocks incomplete and used the previous
-  /// one, the version it could not use.
+  /// When open found the newest commit's blocks incomplete and used the commit before it,
+  /// the version it could not use.
   public let recoveredFromVersion: UInt64?
   /// The lock file coordinating processes, or nil for a store only this process sees.
   public let lockFilePath: String?
