@@ -232,12 +232,17 @@ struct CodableAndKeyPathTests {
     // witness has heard of the commit, the follower has had its turn.
     let follower = try queue.sync { try Realm(configuration: configuration, queue: queue) }
     let dogs = queue.sync { follower.objects(Dog.self) }
-    let sameQueueHeard = DispatchSemaphore(value: 0)
-    let sameQueueToken = try queue.sync {
-      try Realm(configuration: configuration, queue: queue).objects(Dog.self).observe { change in
-        if case .update(let dogs, _, _, _) = change, dogs.count == 3 { sameQueueHeard.signal() }
+    // A Realm opened on `queue` whose observer signals once it sees `count` dogs.
+    func witness(on queue: DispatchQueue, hearing count: Int) throws -> (NotificationToken, DispatchSemaphore) {
+      let heard = DispatchSemaphore(value: 0)
+      let token = try queue.sync {
+        try Realm(configuration: configuration, queue: queue).objects(Dog.self).observe { change in
+          if case .update(let dogs, _, _, _) = change, dogs.count == count { heard.signal() }
+        }
       }
+      return (token, heard)
     }
+    let (sameQueueToken, sameQueueHeard) = try witness(on: queue, hearing: 3)
     try here.write { here.add(Dog(value: ["name": "Max", "age": 2])) }
     #expect(sameQueueHeard.wait(timeout: .now() + 10) == .success, "the witness on the queue heard the commit")
     sameQueueToken.invalidate()
@@ -246,12 +251,7 @@ struct CodableAndKeyPathTests {
     // shows the commit reached this process's Realms before the follower is checked.
     queue.sync { follower.autorefresh = false }
     let witnessQueue = DispatchQueue(label: "witness")
-    let witnessHeard = DispatchSemaphore(value: 0)
-    let witnessToken = try witnessQueue.sync {
-      try Realm(configuration: configuration, queue: witnessQueue).objects(Dog.self).observe { change in
-        if case .update(let dogs, _, _, _) = change, dogs.count == 4 { witnessHeard.signal() }
-      }
-    }
+    let (witnessToken, witnessHeard) = try witness(on: witnessQueue, hearing: 4)
     try here.write { here.add(Dog(value: ["name": "Fido", "age": 4])) }
     #expect(witnessHeard.wait(timeout: .now() + 10) == .success, "the witness heard the commit")
     witnessToken.invalidate()

@@ -133,10 +133,7 @@ public final class Store: Sendable {
       // overwritten by this older version. When a writer holds it, that writer publishes.
       if shared.tryLockWriter() {
         defer { shared.unlockWriter() }
-        let published = shared.latest()
-        let taken = Store.commits(after: published, in: file, blocks: blocks)
-        if let newest = taken.last {
-          try Store.secure(newest, chain: [published] + taken, in: file)
+        if let newest = try Store.adoptCommits(after: shared.latest(), in: file, blocks: blocks) {
           shared.publish(newest)
         }
       }
@@ -240,15 +237,13 @@ public final class Store: Sendable {
     byVersion[meta.version] = meta
     // The newest anchor of each slot at or before `meta`: where the chain switched to it.
     var current = meta
-    var slotsSeen: Set<UInt8> = []
-    while slotsSeen.count < 2 {
+    for _ in 0..<2 {
       var anchor = current
       while anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor),
         before.anchorSlot == anchor.anchorSlot
       {
         anchor = before
       }
-      slotsSeen.insert(anchor.anchorSlot)
       // Only an anchor whose predecessor is known is certainly one (the chain switched there).
       guard anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor) else { break }
       let slot = FileLayout.metaOffset(slot: Int(anchor.anchorSlot))
@@ -330,18 +325,13 @@ public final class Store: Sendable {
     return taken
   }
 
-  /// The newest whole commit the chain leads to from `meta` (see `commits(after:in:blocks:)`).
-  static func newestCommit(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> Meta {
-    commits(after: meta, in: file, blocks: blocks).last ?? meta
-  }
-
   /// Takes over the commits newer than `published` found on disk (see `commits(after:)`):
   /// secures the newest (its anchors written, synced) and returns it; nil when there are none.
   /// Call while holding the writer lock.
-  func adoptCommits(after published: Meta) throws -> Meta? {
-    let taken = Store.commits(after: published, in: file, blocks: blocks)
+  static func adoptCommits(after published: Meta, in file: StorageFile, blocks: BlockReader) throws -> Meta? {
+    let taken = commits(after: published, in: file, blocks: blocks)
     guard let newest = taken.last else { return nil }
-    try Store.secure(newest, chain: [published] + taken, in: file)
+    try secure(newest, chain: [published] + taken, in: file)
     return newest
   }
 
@@ -349,7 +339,8 @@ public final class Store: Sendable {
   /// neither meta slot is valid.
   static func newestCommit(in file: StorageFile) -> Meta? {
     guard let anchor = (try? anchors(in: file))?.first else { return nil }
-    return newestCommit(after: anchor, in: file, blocks: BlockReader(file: file, cache: NodeCache(capacity: 1 << 20)))
+    let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
+    return commits(after: anchor, in: file, blocks: blocks).last ?? anchor
   }
 
   static let emptyMeta = Meta(
@@ -462,7 +453,7 @@ public final class Store: Sendable {
       if lockFilePath != nil {
         // A writer killed after writing its commit record but before publishing it (or one
         // of another session, on a deleted lock file): the file is the truth.
-        if let onDisk = try adoptCommits(after: meta) {
+        if let onDisk = try Store.adoptCommits(after: meta, in: file, blocks: blocks) {
           meta = onDisk
           coordinator.publish(meta)
         }

@@ -408,7 +408,7 @@ struct CommitWriter {
     // The record must not straddle a 512-byte sector, so that a power loss leaves it whole,
     // gone or garbage, never part of it (see `Store.recover`): the run starts on 256 bytes.
     let start = space.allocateRun(length + FileLayout.granule, alignment: CommitWriter.page)
-    if start % 256 == 0 {
+    if start % (2 * FileLayout.granule) == 0 {
       space.unallocate(start + length, FileLayout.granule)
       return (start, UInt32(length))
     }
