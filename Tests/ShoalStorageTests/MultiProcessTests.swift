@@ -168,6 +168,88 @@ import Testing
     second.close()
   }
 
+  /// The state a process killed in the middle of publishing leaves in the lock file: an odd
+  /// seqlock over half-written words.
+  static func leaveAPublishCutShort(lockPath: String) throws {
+    let lock = try PosixFile(path: lockPath, create: false, readOnly: false)
+    let offset = UInt64(SharedCoordinator.offsetSeqlock)
+    let sequence = try lock.read(count: 8, at: offset).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    try lock.write(withUnsafeBytes(of: sequence | 1) { Array($0) }, at: offset)
+    try lock.write([UInt8](repeating: 0xAB, count: SharedCoordinator.metaWords * 8), at: offset + 16)
+  }
+
+  static func lockSequence(_ lockPath: String) throws -> UInt64 {
+    let lock = try PosixFile(path: lockPath, create: false, readOnly: false)
+    return try lock.read(count: 8, at: UInt64(SharedCoordinator.offsetSeqlock)).withUnsafeBytes {
+      $0.loadUnaligned(as: UInt64.self)
+    }
+  }
+
+  /// A publisher killed mid-publish leaves the seqlock odd. With the writer lock free, the
+  /// next reader publishes the file's newest commit again (before, every reader fell back to
+  /// walking the file on each call and the seqlock stayed broken until the next commit; with
+  /// writers busy, that walk chased them for ever, which hung a CI stress run).
+  @Test func aPublishCutShortByADeadProcessIsRepairedByTheNextReader() throws {
+    let dir = TemporaryDirectory()
+    let writer = try Store.open(path: dir.file())
+    let reader = try Store.open(path: dir.file())  // another participant of the same session
+    for i in 0..<11 {
+      try writer.write {
+        try $0.ensureKeyspace("kv"); try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv")
+      }
+    }
+    let newest = writer.latestVersion
+    try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
+    let seen = Mutex<UInt64>(0)
+    #expect(finishes(within: 60) { seen.withLock { $0 = reader.latestVersion } })
+    #expect(seen.withLock { $0 } == newest)
+    #expect(try Self.lockSequence(dir.file() + ".lock") % 2 == 0)
+    try writer.write { try $0.put([99], forKey: [99], in: "kv") }
+    #expect(reader.latestVersion == newest + 1)
+    #expect(reader.verify().isOK)
+  }
+
+  /// The same, found by a writer: its `beginWrite` holds the writer lock, so it repairs on
+  /// its own thread and commits on top of the newest commit.
+  @Test func aPublishCutShortByADeadProcessIsRepairedByTheNextWriter() throws {
+    let dir = TemporaryDirectory()
+    let first = try Store.open(path: dir.file())
+    let second = try Store.open(path: dir.file())
+    for i in 0..<5 {
+      try first.write {
+        try $0.ensureKeyspace("kv"); try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv")
+      }
+    }
+    let newest = first.latestVersion
+    try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
+    #expect(finishes(within: 60) { _ = try? second.write { try $0.put([7], forKey: [7], in: "kv") } })
+    #expect(first.latestVersion == newest + 1)
+    #expect(try first.read { try $0.get([7], in: "kv") } == [7])
+    #expect(first.verify().isOK)
+  }
+
+  /// An unfinished publish while a live writer holds the writer lock is that writer's, in
+  /// progress: a reader waits for it rather than reading the file, and sees its version.
+  @Test func aReaderWaitsForAPublishInProgress() throws {
+    let dir = TemporaryDirectory()
+    let writer = try Store.open(path: dir.file())
+    let reader = try Store.open(path: dir.file())
+    try writer.write { try $0.createKeyspace("kv") }
+    let txn = try writer.beginWrite()
+    try txn.put([1], forKey: [1], in: "kv")
+    try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
+    let seen = Mutex<UInt64>(0)
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      seen.withLock { $0 = reader.latestVersion }
+      done.signal()
+    }
+    try txn.commit()
+    #expect(done.wait(timeout: .now() + 60) == .success)
+    #expect(seen.withLock { $0 } == writer.latestVersion)
+    #expect(reader.verify().isOK)
+  }
+
   @Test func aKilledReadersPinIsReclaimed() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file())

@@ -58,6 +58,19 @@ struct Run: ParsableCommand {
       }
     }
     let tally = Mutex(Tally())
+    // A run that hangs must fail, not stall its caller: past the deadline the watchdog names
+    // the phase it was in, kills every worker and exits.
+    let watchdog = Mutex((phase: "running", pids: [Int32](), done: false))
+    let deadline = seconds + 120
+    Thread.detachNewThread {
+      Thread.sleep(forTimeInterval: deadline)
+      let (phase, pids, done) = watchdog.withLock { ($0.phase, $0.pids, $0.done) }
+      guard !done else { return }
+      FileHandle.standardError.write(
+        Data("shoal-stress run: not finished \(Int(deadline)) s after it began (\(phase)); failing\n".utf8))
+      for pid in pids { kill(pid, SIGKILL) }
+      Glibc.exit(2)
+    }
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
     var nextID = 0
     func spawn(_ role: Worker.Role) throws -> Child {
@@ -67,6 +80,7 @@ struct Run: ParsableCommand {
       process.executableURL = executable
       process.arguments = [
         "worker", role.rawValue, "--file", path, "--id", "\(id)", "--seed", "\(seed)", "--accounts", "\(accounts)",
+        "--parent", "\(getpid())",
       ]
       let out = Pipe()
       process.standardOutput = out
@@ -102,6 +116,7 @@ struct Run: ParsableCommand {
         }
       }
       try process.run()
+      watchdog.withLock { $0.pids.append(process.processIdentifier) }
       return Child(role: role, id: id, process: process)
     }
     let roles: [Worker.Role] = [.writer, .reader, .observer, .freezer]
@@ -138,11 +153,13 @@ struct Run: ParsableCommand {
         restarts += 1
       }
     }
+    watchdog.withLock { $0.phase = "stopping the workers" }
     for child in children {
       kill(child.process.processIdentifier, SIGKILL)
       Run.reap(child)
     }
     // Every worker is gone: check the file from a fresh open.
+    watchdog.withLock { $0.phase = "verifying the file" }
     let store = try Store.open(path: path)
     let report = store.verify()
     let total = try store.read { try Bank.total($0) }
@@ -174,6 +191,7 @@ struct Run: ParsableCommand {
         ? "\"ok\""
         : "\"\(report.problems.prefix(3).joined(separator: "; ").replacingOccurrences(of: "\"", with: "'"))\"",
     ]
+    watchdog.withLock { $0.done = true }
     for violation in result.violations.prefix(10) { FileHandle.standardError.write(Data((violation + "\n").utf8)) }
     print("{" + summary.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }.joined(separator: ", ") + "}")
     if file == nil { for suffix in ["", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }

@@ -264,34 +264,86 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// decodes nothing.
   private let decoded = Mutex<(sequence: UInt64, meta: Meta)?>(nil)
 
+  /// The thread holding the writer lock through this coordinator's `dataFD`, if any.
+  private let writerOwner = Mutex<pthread_t?>(nil)
+
   func latest() -> Meta {
-    let seq = word(SharedCoordinator.offsetSeqlock)
-    var spins = 0
+    var attempts = 0
     while true {
-      let s1 = seq.load(ordering: .acquiring)
-      if let hit = decoded.withLock({ $0 }), hit.sequence == s1 { return hit.meta }
-      if s1 & 1 == 0 {
-        var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
-        bytes.withUnsafeMutableBytes { p in
-          for i in 0..<SharedCoordinator.metaWords {
-            p.storeBytes(
-              of: word(SharedCoordinator.offsetSeqlock + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8,
-              as: UInt64.self)
-          }
-        }
-        Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
-        if seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) {
-          decoded.withLock { $0 = (s1, meta) }
-          return meta
-        }
-      }
-      spins += 1
-      if spins > 10_000 {
-        // A publisher died mid-write: the data file's newest whole commit is the truth.
-        if let newest = Store.newestCommit(in: dataFile) { return newest }
-        spins = 0
+      if let meta = readPublished() { return meta }
+      // A publish is in progress: its writer may have been preempted mid-write (wait for it,
+      // yielding the core it may need) or killed (then the writer lock is free: repair).
+      attempts += 1
+      if attempts % 64 == 0, let repaired = republishIfPublisherDied() { return repaired }
+      if attempts < 64 {
+        continue
+      } else if attempts < 256 {
+        sched_yield()
+      } else {
+        usleep(50)
       }
     }
+  }
+
+  /// The published meta, or nil while a publish is in progress (or was cut short).
+  private func readPublished() -> Meta? {
+    let seq = word(SharedCoordinator.offsetSeqlock)
+    let s1 = seq.load(ordering: .acquiring)
+    if let hit = decoded.withLock({ $0 }), hit.sequence == s1 { return hit.meta }
+    guard s1 & 1 == 0 else { return nil }
+    var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
+    bytes.withUnsafeMutableBytes { p in
+      for i in 0..<SharedCoordinator.metaWords {
+        p.storeBytes(
+          of: word(SharedCoordinator.offsetSeqlock + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8,
+          as: UInt64.self)
+      }
+    }
+    Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
+    guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) else { return nil }
+    decoded.withLock { $0 = (s1, meta) }
+    return meta
+  }
+
+  /// Publishing happens only under the writer lock, so a publish that stays unfinished while
+  /// the writer lock is free was cut short by the death of its process. Then the newest whole
+  /// commit on disk is published again, under the writer lock: no commit lands meanwhile, so
+  /// the walk to it ends (without the lock, a walk can chase busy writers for ever). Nil
+  /// while a live writer holds the lock: it finishes its publish, or its next `beginWrite`
+  /// repairs (it holds the lock then, and this runs on its thread).
+  private func republishIfPublisherDied() -> Meta? {
+    if let owner = writerOwner.withLock({ $0 }) {
+      // This coordinator holds the writer lock; only the thread holding it may publish.
+      guard pthread_equal(owner, pthread_self()) != 0 else { return nil }
+      return republishNewest()
+    }
+    // A description of its own, so that the lock conflicts with every other holder,
+    // including another thread of this process locking through `dataFD` meanwhile.
+    var fd = open("/proc/self/fd/\(dataFD)", O_RDWR | O_CLOEXEC)
+    if fd < 0 { fd = open(dataPath, O_RDWR | O_CLOEXEC) }
+    guard fd >= 0 else {
+      // Not writable by this process: it cannot publish, but nobody holds the writer lock
+      // means nobody commits, so a bounded walk of the file finds the newest commit.
+      let probe = open("/proc/self/fd/\(dataFD)", O_RDONLY | O_CLOEXEC)
+      guard probe >= 0 else { return nil }
+      defer { close(probe) }
+      guard !SharedCoordinator.ofdHeld(probe, 0) else { return nil }
+      return Store.newestCommit(in: dataFile)
+    }
+    defer { close(fd) }  // Closing the description releases its lock.
+    guard SharedCoordinator.ofdLock(fd, F_WRLCK, 0, wait: false) else { return nil }
+    return republishNewest()
+  }
+
+  /// Publishes the newest whole commit of the file (the caller holds the writer lock).
+  private func republishNewest() -> Meta? {
+    if let meta = readPublished() { return meta }
+    guard let newest = try? Store.adoptNewestCommit(in: dataFile) else { return nil }
+    Log.write(
+      .warn, .coordination,
+      "A process died while publishing a version to \(lockPath); published version \(newest.version) again")
+    publish(newest)
+    return newest
   }
 
   func waitForChange(after version: UInt64, timeout: Double?) -> UInt64? {
@@ -427,6 +479,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       throw StorageError.io(
         path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
     }
+    writerOwner.withLock { $0 = pthread_self() }
     // Still the lock file other openers find? If it was deleted or replaced, processes that
     // opened since coordinate through another one and cannot see our pins.
     var mapped = stat()
@@ -434,15 +487,22 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if fstat(lockFD, &mapped) != 0 || stat(lockPath, &named) != 0 || mapped.st_ino != named.st_ino
       || mapped.st_dev != named.st_dev
     {
-      SharedCoordinator.ofdUnlock(dataFD, 0)
+      unlockWriter()
       throw StorageError.lockFileReplaced(path: lockPath)
     }
   }
 
-  func unlockWriter() { SharedCoordinator.ofdUnlock(dataFD, 0) }
+  func unlockWriter() {
+    writerOwner.withLock { $0 = nil }
+    SharedCoordinator.ofdUnlock(dataFD, 0)
+  }
 
   /// Takes the writer lock if no writer holds it; false when one does (or the data file is
   /// open read-only). For publishing outside a write transaction without racing a writer's
   /// own publish.
-  func tryLockWriter() -> Bool { SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) }
+  func tryLockWriter() -> Bool {
+    guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) else { return false }
+    writerOwner.withLock { $0 = pthread_self() }
+    return true
+  }
 }

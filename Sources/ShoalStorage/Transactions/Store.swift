@@ -307,7 +307,7 @@ public final class Store: Sendable {
   /// commit torn by a power loss before the session began keeps its record until the next
   /// commit overwrites it. A newer anchor than `meta` starts the walk when there is one (a
   /// chain far behind the newest commit may have had its records reused).
-  static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader) -> [Meta] {
+  static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader, limit: Int = .max) -> [Meta] {
     var taken: [Meta] = []
     var current = meta
     if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version,
@@ -316,7 +316,7 @@ public final class Store: Sendable {
       current = anchor
       taken.append(anchor)
     }
-    while let successor = successor(of: current, in: file),
+    while taken.count < limit, let successor = successor(of: current, in: file),
       (try? Recovery.verifyNewestCommit(successor, blocks: blocks)) != nil
     {
       current = successor
@@ -336,11 +336,21 @@ public final class Store: Sendable {
   }
 
   /// The newest whole commit of a file in use, found from its newest anchor; nil when
-  /// neither meta slot is valid.
-  static func newestCommit(in file: StorageFile) -> Meta? {
+  /// neither meta slot is valid. Without the writer lock commits may land during the walk, so
+  /// it stops after `limit` records (the newest anchor is at most `anchorInterval` behind
+  /// when nobody commits).
+  static func newestCommit(in file: StorageFile, limit: Int = 64) -> Meta? {
     guard let anchor = (try? anchors(in: file))?.first else { return nil }
     let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
-    return commits(after: anchor, in: file, blocks: blocks).last ?? anchor
+    return commits(after: anchor, in: file, blocks: blocks, limit: limit).last ?? anchor
+  }
+
+  /// Takes over the newest whole commit of a file in use, found from its newest anchor (see
+  /// `adoptCommits`). Call while holding the writer lock; nil when neither slot is valid.
+  static func adoptNewestCommit(in file: StorageFile) throws -> Meta? {
+    guard let anchor = try anchors(in: file).first else { return nil }
+    let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
+    return try adoptCommits(after: anchor, in: file, blocks: blocks) ?? anchor
   }
 
   static let emptyMeta = Meta(
