@@ -162,18 +162,20 @@ struct Bank {
         }
         let woke = Store.wallClock()
         let published = store.lastPublishTimestamp
-        let records = try store.changes(from: last, to: now)
+        // Pin the newest version first, then read the changes up to it: the old pin keeps
+        // every record after `last` until then (a commit may have landed since the wake).
+        let next = try store.beginRead()
+        let records = try store.changes(from: last, to: next.version)
         let versions = records.map(\.version)
-        if versions != Array((last + 1)...now) {
+        if versions != Array((last + 1)...next.version) {
           say(
-            "violation observer saw \(versions.first ?? 0)...\(versions.last ?? 0) after \(last), expected \(last + 1)...\(now)"
+            "violation observer saw \(versions.first ?? 0)...\(versions.last ?? 0) after \(last), expected \(last + 1)...\(next.version)"
           )
         }
-        if published > 0, woke >= published, now == store.latestVersion { say("latency \((woke - published) / 1000)") }
-        let next = try store.beginRead()
+        if published > 0, woke >= published, now == next.version { say("latency \((woke - published) / 1000)") }
         pin.close()
         pin = next
-        last = now
+        last = next.version
       }
     case .freezer:
       while alive() {

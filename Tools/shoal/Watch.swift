@@ -40,10 +40,14 @@ struct Watch: ParsableCommand {
     func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
     if !output.json { say("watching \(file) from version \(seen)") }
     while count.map({ printed < $0 }) ?? true {
-      guard let now = store.waitForChange(after: seen, timeout: timeout) else { return }
+      guard store.waitForChange(after: seen, timeout: timeout) != nil else { return }
+      // Pin the newest version before reading the changes up to it: until then the old pin
+      // keeps every record after `seen` (commits may have landed since the wake).
+      let next: ReadTransaction
+      do { next = try store.beginRead() } catch { try fail(error, json: output.json) }
       let records: [ChangeRecord]
       do {
-        records = try store.changes(from: seen, to: now)
+        records = try store.changes(from: seen, to: next.version)
       } catch {
         FileHandle.standardError.write(Data("shoal watch: \(error)\n".utf8))
         records = []
@@ -66,11 +70,8 @@ struct Watch: ParsableCommand {
         printed += 1
         if let count, printed >= count { return }
       }
-      seen = now
-      if let next = try? store.beginRead() {
-        pin = next
-        seen = min(seen, pin.version)
-      }
+      pin = next
+      seen = next.version
     }
   }
 
