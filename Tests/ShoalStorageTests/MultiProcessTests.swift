@@ -188,7 +188,10 @@ import Testing
   /// A publisher killed mid-publish leaves the seqlock odd. With the writer lock free, the
   /// next reader publishes the file's newest commit again (before, every reader fell back to
   /// walking the file on each call and the seqlock stayed broken until the next commit; with
-  /// writers busy, that walk chased them for ever, which hung a CI stress run).
+  /// writers busy, that walk chased them for ever, which hung a CI stress run). Thirty
+  /// one-key commits: the commits between the newest anchor and the newest have had their
+  /// blocks reused, so only the newest may be verified (checking each one published the
+  /// anchor instead, a version that went backwards).
   @Test func aPublishCutShortByADeadProcessIsRepairedByTheNextReader() throws {
     let dir = TemporaryDirectory()
     let writer = try Store.open(path: dir.file())
@@ -215,9 +218,10 @@ import Testing
     let dir = TemporaryDirectory()
     let first = try Store.open(path: dir.file())
     let second = try Store.open(path: dir.file())
-    for i in 0..<5 {
+    for i in 0..<30 {
       try first.write {
-        try $0.ensureKeyspace("kv"); try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv")
+        try $0.ensureKeyspace("kv")
+        try $0.put([UInt8(i)], forKey: [0], in: "kv")
       }
     }
     let newest = first.latestVersion
@@ -226,6 +230,30 @@ import Testing
     #expect(first.latestVersion == newest + 1)
     #expect(try first.read { try $0.get([7], in: "kv") } == [7])
     #expect(first.verify().isOK)
+  }
+
+  /// A store opened read-only cannot take the writer lock: it finds the newest commit in the
+  /// file and writes nothing (the seqlock stays as the dead publisher left it, for the next
+  /// writer to repair).
+  @Test func aReadOnlyStoreReadsTheFileAfterAPublishCutShortAndWritesNothing() throws {
+    let dir = TemporaryDirectory()
+    let writer = try Store.open(path: dir.file())
+    for i in 0..<30 {
+      try writer.write {
+        try $0.ensureKeyspace("kv")
+        try $0.put([UInt8(i)], forKey: [0], in: "kv")
+      }
+    }
+    let newest = writer.latestVersion
+    let reader = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
+    try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
+    let seen = Mutex<UInt64>(0)
+    #expect(finishes(within: 60) { seen.withLock { $0 = reader.latestVersion } })
+    #expect(seen.withLock { $0 } == newest)
+    #expect(try Self.lockSequence(dir.file() + ".lock") % 2 == 1)
+    try writer.write { try $0.put([99], forKey: [0], in: "kv") }
+    #expect(reader.latestVersion == newest + 1)
+    #expect(try reader.read { try $0.get([0], in: "kv") } == [99])
   }
 
   /// An unfinished publish while a live writer holds the writer lock is that writer's, in

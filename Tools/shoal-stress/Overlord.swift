@@ -139,6 +139,7 @@ struct Run: ParsableCommand {
         let victim = children[index]
         kill(victim.process.processIdentifier, SIGKILL)
         Run.reap(victim)
+        watchdog.withLock { $0.pids.removeAll { $0 == victim.process.processIdentifier } }
         kills += 1
         children[index] = try spawn(victim.role)
         restarts += 1
@@ -149,6 +150,7 @@ struct Run: ParsableCommand {
           $0.violations.append(
             "worker \(child.id) (\(child.role.rawValue)) exited with status \(child.process.terminationStatus)")
         }
+        watchdog.withLock { $0.pids.removeAll { $0 == child.process.processIdentifier } }
         children[i] = try spawn(child.role)
         restarts += 1
       }

@@ -165,6 +165,10 @@ struct Bank {
         // Pin the newest version first, then read the changes up to it: the old pin keeps
         // every record after `last` until then (a commit may have landed since the wake).
         let next = try store.beginRead()
+        guard next.version > last else {
+          say("violation observer pinned version \(next.version) after seeing \(last)")
+          continue
+        }
         let records = try store.changes(from: last, to: next.version)
         let versions = records.map(\.version)
         if versions != Array((last + 1)...next.version) {

@@ -17,6 +17,10 @@ protocol Coordinator: AnyObject, Sendable {
   var initializedSession: Bool { get }
   /// The newest published meta.
   func latest() -> Meta
+  /// The newest published meta, for the holder of the writer lock: nobody else can be
+  /// publishing, so an unfinished publish was cut short by a death and is repaired at once
+  /// (errors, such as a failed sync, are thrown).
+  func latestHoldingWriterLock() throws -> Meta
   /// Publishes a new newest version to every process and wakes those waiting for it.
   func publish(_ meta: Meta)
   /// Pins the newest version; returns it.
@@ -47,6 +51,8 @@ protocol Coordinator: AnyObject, Sendable {
 /// The coordinator of a store that only this process can see (`memOnly`, or a store over a
 /// `StorageFile` given directly): pins and the newest version live in this process.
 final class LocalCoordinator: Coordinator {
+  func latestHoldingWriterLock() -> Meta { latest() }
+
   private struct State {
     var meta: Meta
     var pins: [UInt64: (count: Int, since: UInt64)] = [:]

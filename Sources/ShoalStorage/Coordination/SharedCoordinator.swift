@@ -73,6 +73,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     self.dataFile = dataFile
     self.dataPath = dataPath
     self.dataFD = dataFD
+    readOnly = fcntl(dataFD, F_GETFL) & O_ACCMODE == O_RDONLY
     lockPath = dataPath + ".lock"
     var info = stat()
     let mode = fstat(dataFD, &info) == 0 ? mode_t(info.st_mode & 0o777) : 0o644
@@ -240,7 +241,11 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   // MARK: The newest meta (seqlock)
 
-  func publish(_ meta: Meta) {
+  func publish(_ meta: Meta) { writer.withLock { _ in publishLocked(meta) } }
+
+  /// Publishes `meta`; the caller holds `writer`'s mutex (so publishes of this process never
+  /// overlap) and the writer lock (so no other process's do either).
+  private func publishLocked(_ meta: Meta) {
     let seq = word(SharedCoordinator.offsetSeqlock)
     let start = seq.load(ordering: .relaxed)
     // An odd value means a writer died mid-publish: go on from the next even value.
@@ -264,8 +269,12 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// decodes nothing.
   private let decoded = Mutex<(sequence: UInt64, meta: Meta)?>(nil)
 
-  /// The thread holding the writer lock through this coordinator's `dataFD`, if any.
-  private let writerOwner = Mutex<pthread_t?>(nil)
+  /// Whether this coordinator's `dataFD` holds the writer lock. Its mutex also serialises
+  /// this process's publishes, and a repair of an unfinished publish against them and against
+  /// releasing the lock.
+  private let writer = Mutex<Bool>(false)
+  /// Whether the data file is open read-only (it cannot take the writer lock then).
+  private let readOnly: Bool
 
   func latest() -> Meta {
     var attempts = 0
@@ -274,7 +283,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       // A publish is in progress: its writer may have been preempted mid-write (wait for it,
       // yielding the core it may need) or killed (then the writer lock is free: repair).
       attempts += 1
-      if attempts % 64 == 0, let repaired = republishIfPublisherDied() { return repaired }
+      if attempts % 64 == 0, let repaired = recoverFromUnfinishedPublish() { return repaired }
       if attempts < 64 {
         continue
       } else if attempts < 256 {
@@ -305,44 +314,77 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     return meta
   }
 
-  /// Publishing happens only under the writer lock, so a publish that stays unfinished while
-  /// the writer lock is free was cut short by the death of its process. Then the newest whole
-  /// commit on disk is published again, under the writer lock: no commit lands meanwhile, so
-  /// the walk to it ends (without the lock, a walk can chase busy writers for ever). Nil
-  /// while a live writer holds the lock: it finishes its publish, or its next `beginWrite`
-  /// repairs (it holds the lock then, and this runs on its thread).
-  private func republishIfPublisherDied() -> Meta? {
-    if let owner = writerOwner.withLock({ $0 }) {
-      // This coordinator holds the writer lock; only the thread holding it may publish.
-      guard pthread_equal(owner, pthread_self()) != 0 else { return nil }
-      return republishNewest()
+  func latestHoldingWriterLock() throws -> Meta {
+    try writer.withLock { _ throws(StorageError) -> Meta in
+      if let meta = readPublished() { return meta }
+      // Publishing needs the writer lock, which this process holds: the publisher died.
+      guard let newest = try republishNewestLocked() else {
+        throw StorageError.corrupt(
+          path: dataPath, offset: FileLayout.headerSize, reason: "neither meta record is valid")
+      }
+      return newest
     }
-    // A description of its own, so that the lock conflicts with every other holder,
-    // including another thread of this process locking through `dataFD` meanwhile.
-    var fd = open("/proc/self/fd/\(dataFD)", O_RDWR | O_CLOEXEC)
-    if fd < 0 { fd = open(dataPath, O_RDWR | O_CLOEXEC) }
+  }
+
+  /// Called while the published meta stays unreadable. Publishing happens only under the
+  /// writer lock, so a publish that stays unfinished while the writer lock is free was cut
+  /// short by the death of its process: the newest whole commit on disk is then published
+  /// again, under the writer lock, so no commit lands meanwhile and the walk to it ends
+  /// (without the lock, a walk can chase busy writers for ever). Nil while a live writer of
+  /// another process holds the lock: it finishes its publish, or, if it took the lock after
+  /// the death, its `beginWrite` repairs.
+  private func recoverFromUnfinishedPublish() -> Meta? {
+    // A data file replaced by a compaction (this store is closed): its last version stands.
+    guard dataFile.isStillAtPath else { return decoded.withLock { $0?.meta } ?? Store.newestCommit(in: dataFile) }
+    // This process holds the lock (on another thread: `writer` keeps it from being released
+    // or used to publish meanwhile).
+    let here = writer.withLock { held -> (held: Bool, meta: Meta?) in
+      guard held else { return (false, nil) }
+      return (true, try? republishNewestLocked())
+    }
+    if here.held { return here.meta ?? lastResort() }
+    // A description of its own, so that its lock conflicts with every other holder, this
+    // process's `dataFD` included (another thread may be about to lock through it).
+    let fd = readOnly ? -1 : open("/proc/self/fd/\(dataFD)", O_RDWR | O_CLOEXEC)
     guard fd >= 0 else {
-      // Not writable by this process: it cannot publish, but nobody holds the writer lock
-      // means nobody commits, so a bounded walk of the file finds the newest commit.
-      let probe = open("/proc/self/fd/\(dataFD)", O_RDONLY | O_CLOEXEC)
-      guard probe >= 0 else { return nil }
-      defer { close(probe) }
-      guard !SharedCoordinator.ofdHeld(probe, 0) else { return nil }
-      return Store.newestCommit(in: dataFile)
+      // Cannot take the lock (read-only): when nobody holds it nobody commits, so a walk of
+      // the file finds the newest commit; nothing is published.
+      return SharedCoordinator.ofdHeld(dataFD, 0) ? nil : lastResort()
     }
     defer { close(fd) }  // Closing the description releases its lock.
     guard SharedCoordinator.ofdLock(fd, F_WRLCK, 0, wait: false) else { return nil }
-    return republishNewest()
+    do {
+      return try writer.withLock { _ throws(StorageError) in try republishNewestLocked() } ?? lastResort()
+    } catch {
+      // Not published (the next writer repairs, and reports the error if it persists).
+      Log.write(.error, .coordination, "Cannot publish the newest commit of \(dataPath) again: \(error)")
+      return lastResort()
+    }
   }
 
-  /// Publishes the newest whole commit of the file (the caller holds the writer lock).
-  private func republishNewest() -> Meta? {
+  /// The newest commit record of the file, unverified and unpublished, or else the last
+  /// version this process saw: a reader never waits for ever.
+  private func lastResort() -> Meta? {
+    Store.newestCommit(in: dataFile) ?? decoded.withLock { $0?.meta }
+  }
+
+  /// Publishes the newest whole commit of the file again (the caller holds the writer lock
+  /// and `writer`'s mutex); nil when neither meta slot is valid.
+  private func republishNewestLocked() throws(StorageError) -> Meta? {
     if let meta = readPublished() { return meta }
-    guard let newest = try? Store.adoptNewestCommit(in: dataFile) else { return nil }
+    let newest: Meta?
+    do {
+      newest = try Store.adoptNewestCommit(in: dataFile)
+    } catch let error as StorageError {
+      throw error
+    } catch {
+      throw StorageError.io(path: dataPath, operation: "recover the published version", errno: 0, message: "\(error)")
+    }
+    guard let newest else { return nil }
     Log.write(
       .warn, .coordination,
       "A process died while publishing a version to \(lockPath); published version \(newest.version) again")
-    publish(newest)
+    publishLocked(newest)
     return newest
   }
 
@@ -479,7 +521,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       throw StorageError.io(
         path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
     }
-    writerOwner.withLock { $0 = pthread_self() }
+    writer.withLock { $0 = true }
     // Still the lock file other openers find? If it was deleted or replaced, processes that
     // opened since coordinate through another one and cannot see our pins.
     var mapped = stat()
@@ -493,16 +535,20 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   }
 
   func unlockWriter() {
-    writerOwner.withLock { $0 = nil }
-    SharedCoordinator.ofdUnlock(dataFD, 0)
+    writer.withLock { held in
+      held = false
+      SharedCoordinator.ofdUnlock(dataFD, 0)
+    }
   }
 
   /// Takes the writer lock if no writer holds it; false when one does (or the data file is
   /// open read-only). For publishing outside a write transaction without racing a writer's
   /// own publish.
   func tryLockWriter() -> Bool {
-    guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) else { return false }
-    writerOwner.withLock { $0 = pthread_self() }
-    return true
+    writer.withLock { held in
+      guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) else { return false }
+      held = true
+      return true
+    }
   }
 }

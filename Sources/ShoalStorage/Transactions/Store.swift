@@ -133,7 +133,7 @@ public final class Store: Sendable {
       // overwritten by this older version. When a writer holds it, that writer publishes.
       if shared.tryLockWriter() {
         defer { shared.unlockWriter() }
-        if let newest = try Store.adoptCommits(after: shared.latest(), in: file, blocks: blocks) {
+        if let newest = try Store.adoptCommits(after: shared.latestHoldingWriterLock(), in: file, blocks: blocks) {
           shared.publish(newest)
         }
       }
@@ -301,48 +301,48 @@ public final class Store: Sendable {
       path: file.path, offset: meta.next, reason: "the commit record of version \(expected) is damaged")
   }
 
-  /// The commits newer than `meta` that the chain leads to, oldest first, each whole. Within
-  /// a session every record is written after its blocks, so a writer killed before publishing
-  /// left a whole commit; each successor is still verified before it is taken, because a
+  /// The commits newer than `meta` that the chain leads to, oldest first, ending at the newest
+  /// whole one. A newer anchor than `meta` starts the walk when there is one (a chain far
+  /// behind the newest commit may have had its records reused). Only the last record can
+  /// belong to a torn commit: within a session a record is written after its blocks, but a
   /// commit torn by a power loss before the session began keeps its record until the next
-  /// commit overwrites it. A newer anchor than `meta` starts the walk when there is one (a
-  /// chain far behind the newest commit may have had its records reused).
-  static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader, limit: Int = .max) -> [Meta] {
-    var taken: [Meta] = []
+  /// commit overwrites it. So the last is verified and, if it fails, dropped for its
+  /// predecessor, which was whole when the last began (the blocks of older commits may have
+  /// been reused since, so they are not checked). Throws when both fail: the file is damaged.
+  static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader) throws -> [Meta] {
+    var chain = chain(after: meta, in: file)
+    guard let newest = chain.last else { return [] }
+    if (try? Recovery.verifyNewestCommit(newest, blocks: blocks)) != nil { return chain }
+    chain.removeLast()
+    guard let before = chain.last else { return [] }
+    try Recovery.verifyNewestCommit(before, blocks: blocks)
+    return chain
+  }
+
+  /// The records after `meta` (from a newer anchor when there is one), unverified; at most
+  /// `limit` of them.
+  private static func chain(after meta: Meta, in file: StorageFile, limit: Int = .max) -> [Meta] {
+    var chain: [Meta] = []
     var current = meta
-    if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version,
-      (try? Recovery.verifyNewestCommit(anchor, blocks: blocks)) != nil
-    {
+    if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version {
       current = anchor
-      taken.append(anchor)
+      chain.append(anchor)
     }
-    while taken.count < limit, let successor = successor(of: current, in: file),
-      (try? Recovery.verifyNewestCommit(successor, blocks: blocks)) != nil
-    {
+    while chain.count < limit, let successor = successor(of: current, in: file) {
+      chain.append(successor)
       current = successor
-      taken.append(successor)
     }
-    return taken
+    return chain
   }
 
   /// Takes over the commits newer than `published` found on disk (see `commits(after:)`):
   /// secures the newest (its anchors written, synced) and returns it; nil when there are none.
   /// Call while holding the writer lock.
   static func adoptCommits(after published: Meta, in file: StorageFile, blocks: BlockReader) throws -> Meta? {
-    let taken = commits(after: published, in: file, blocks: blocks)
+    let taken = try commits(after: published, in: file, blocks: blocks)
     guard let newest = taken.last else { return nil }
     try secure(newest, chain: [published] + taken, in: file)
     return newest
-  }
-
-  /// The newest whole commit of a file in use, found from its newest anchor; nil when
-  /// neither meta slot is valid. Without the writer lock commits may land during the walk, so
-  /// it stops after `limit` records (the newest anchor is at most `anchorInterval` behind
-  /// when nobody commits).
-  static func newestCommit(in file: StorageFile, limit: Int = 64) -> Meta? {
-    guard let anchor = (try? anchors(in: file))?.first else { return nil }
-    let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
-    return commits(after: anchor, in: file, blocks: blocks, limit: limit).last ?? anchor
   }
 
   /// Takes over the newest whole commit of a file in use, found from its newest anchor (see
@@ -351,6 +351,14 @@ public final class Store: Sendable {
     guard let anchor = try anchors(in: file).first else { return nil }
     let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
     return try adoptCommits(after: anchor, in: file, blocks: blocks) ?? anchor
+  }
+
+  /// The newest commit record of a file in use, found from its newest anchor without the
+  /// writer lock (so unverified, and the walk stops after `limit` records: commits may land
+  /// meanwhile); nil when neither meta slot is valid.
+  static func newestCommit(in file: StorageFile, limit: Int = 64) -> Meta? {
+    guard let anchor = (try? anchors(in: file))?.first else { return nil }
+    return chain(after: anchor, in: file, limit: limit).last ?? anchor
   }
 
   static let emptyMeta = Meta(
@@ -459,7 +467,7 @@ public final class Store: Sendable {
       if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
       try coordinator.lockWriter()
       locked = true
-      var meta = coordinator.latest()
+      var meta = try coordinator.latestHoldingWriterLock()
       if lockFilePath != nil {
         // A writer killed after writing its commit record but before publishing it (or one
         // of another session, on a deleted lock file): the file is the truth.
