@@ -89,6 +89,64 @@ import Testing
     #expect([UInt8]().withUnsafeBytes { BlockCodec.unpackNode($0, rawLength: 64) } == nil)
   }
 
+  /// Branches are stored compact (`.branch`: varint fields, no LZ4): smaller than LZ4 makes
+  /// them, round-tripping exactly; a branch that does not fit the form goes to LZ4, and
+  /// damaged compact bytes never decode into a node of the wrong length or crash.
+  @Test func compactBranchesRoundTripAndRejectDamage() throws {
+    var rng = SplitMix64(seed: 11)
+    func randomKey() -> [UInt8] { (0..<16).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+    let keys = [[UInt8]()] + (1..<120).map { _ in randomKey() }.sorted { $0.lexicographicallyPrecedes($1) }
+    func child(_ i: Int, offset: UInt64) -> ChildSlot {
+      .clean(
+        BlockPointer(
+          offset: offset, storedLength: UInt32(1_000 + rng.next() % 7_000),
+          rawLength: UInt32(4_000 + rng.next() % 4_000),
+          codec: i % 3 == 0 ? .raw : .lz4Node, checksum: rng.next(), birth: 1 + rng.next() % 100_000),
+        1 + rng.next() % 5_000)
+    }
+    let children = keys.indices.map { i in child(i, offset: FileLayout.dataStart + UInt64(i) * 8 * FileLayout.granule) }
+    let branch = DirtyNode(branchKeys: keys, children: children).encode()
+    let packed = try #require(BlockCodec.packBranch(branch))
+    #expect(packed.count < branch.count * 3 / 4)
+    #expect(packed.withUnsafeBytes { BlockCodec.unpackBranch($0, rawLength: branch.count) } == branch)
+
+    let (codec, block, count) = BlockCodec.encode(branch, granule: 128, isNode: true)
+    #expect(codec == .branch)
+    #expect(count == packed.count)
+    let back = block.withUnsafeBytes {
+      BlockCodec.decode(UnsafeRawBufferPointer(rebasing: $0[..<count]), codec: .branch, rawLength: branch.count)
+    }
+    #expect(back == branch)
+    var reason = ""
+    #expect(NodeImage(bytes: try #require(back), reason: &reason)?.count == keys.count)
+    // LZ4 of the packed node, the codec branches had before, is larger.
+    let lz4 = try #require(BlockCodec.packNode(branch)).withUnsafeBytes {
+      BlockCodec.encode(Array($0), granule: 1).storedCount
+    }
+    #expect(packed.count < lz4)
+
+    // A child offset that is not a granule multiple does not fit: LZ4 of the packed node.
+    let odd = DirtyNode(branchKeys: keys, children: [child(0, offset: 12_345)] + children.dropFirst()).encode()
+    #expect(BlockCodec.packBranch(odd) == nil)
+    #expect(BlockCodec.encode(odd, granule: 128, isNode: true).codec == .lz4Node)
+    // A leaf is never packed as a branch.
+    let leaf = DirtyNode(leafKeys: [bytes("k")], values: [.inline(bytes("v"))]).encode()
+    #expect(BlockCodec.packBranch(leaf) == nil)
+
+    for _ in 0..<3_000 {
+      var bad = packed
+      switch rng.next() % 3 {
+      case 0: bad[Int(rng.next() % UInt64(bad.count))] ^= UInt8(1 + rng.next() % 255)
+      case 1: bad.removeLast(Int(1 + rng.next() % UInt64(bad.count)))
+      default: bad.insert(UInt8(rng.next() % 256), at: Int(rng.next() % UInt64(bad.count)))
+      }
+      let result = bad.withUnsafeBytes { BlockCodec.unpackBranch($0, rawLength: branch.count) }
+      #expect(result == nil || result?.count == branch.count)
+      if let result { _ = NodeImage(bytes: result, reason: &reason) }
+    }
+    #expect([UInt8]().withUnsafeBytes { BlockCodec.unpackBranch($0, rawLength: 64) } == nil)
+  }
+
   @Test func changeRecordRoundTrips() {
     let record = ChangeRecord(
       version: 77,

@@ -74,7 +74,7 @@ import Testing
     #expect(fish.storedBytes > 0 && fish.storedBytes + info.historyStoredBytes <= info.storedBytes)
     #expect(fish.uncompressedBytes > fish.storedBytes)
     #expect(info.compressionRatio > 1.5)
-    #expect(info.formatVersion == 2)
+    #expect(info.formatVersion == 3)
     #expect(try run(["info", dir.file()]).1.contains("compression ratio:"))
 
     #expect(try run(["verify", dir.file()]) == (0, "ok\n"))

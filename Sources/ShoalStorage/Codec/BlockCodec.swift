@@ -9,12 +9,17 @@ public enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
   /// LZ4 of a B+tree node in its packed form (`BlockCodec.packNode`): the node's table of
   /// 4-byte entry offsets is stored as varint entry lengths, which LZ4 alone cannot shrink.
   case lz4Node = 2
+  /// A branch node with its fixed-width fields as varints and no LZ4 (`BlockCodec.packBranch`):
+  /// smaller than LZ4 makes it (its checksums and separator keys do not compress), at a
+  /// fraction of the time.
+  case branch = 3
 
   public var description: String {
     switch self {
     case .raw: return "raw"
     case .lz4: return "lz4"
     case .lz4Node: return "lz4-node"
+    case .branch: return "branch"
     }
   }
 }
@@ -37,14 +42,17 @@ enum BlockCodec {
     }
     // Tiny blocks are not worth the call.
     guard input.count >= 64 else { return raw() }
+    if isNode, input[0] == NodeImage.branchKind, let packed = packBranch(input),
+      packed.count <= input.count - input.count / 8
+    {
+      var block = packed
+      block += repeatElement(0, count: padded(packed.count) - packed.count)
+      return (.branch, block, packed.count)
+    }
     let packed = isNode ? packNode(input) : nil
     let source = packed ?? input
     let bound = Int(LZ4_compressBound(Int32(source.count)))
-    // Branches hold mostly checksums, offsets and separator keys, which LZ4 shrinks little
-    // however hard it looks; looking less hard halves the time of the two or three branches
-    // every commit rewrites. They are a small share of any file, so their ratio matters
-    // little; leaves, nearly all of it, get LZ4's default effort.
-    let acceleration: Int32 = isNode && input[0] == NodeImage.branchKind ? 4 : 1
+    let acceleration: Int32 = 1
     var written: Int32 = 0
     let output = [UInt8](unsafeUninitializedCapacity: padded(bound)) { dst, count in
       written = source.withUnsafeBytes { src in
@@ -164,6 +172,146 @@ enum BlockCodec {
     return ok ? out : nil
   }
 
+  /// The compact form of an encoded branch node (`NodeImage`): its 8-byte header, then per
+  /// entry its child pointer's offset in granules, stored and raw lengths as varints, codec
+  /// byte and checksum as they are, birth, subtree count and key length as varints, and the
+  /// key. The offset table is implied by the entries. Nil when `node` is not a well-formed
+  /// branch whose child offsets are granule multiples.
+  static func packBranch(_ node: [UInt8]) -> [UInt8]? {
+    node.withUnsafeBytes { p -> [UInt8]? in
+      let n = p.count
+      guard n >= 12, p[0] == NodeImage.branchKind else { return nil }
+      let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+      let table = 8 + 4 * (count + 1)
+      guard count >= 1, table <= n else { return nil }
+      func offset(_ i: Int) -> Int {
+        Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 + 4 * i, as: UInt32.self)))
+      }
+      guard offset(0) == table, offset(count) == n else { return nil }
+      let fixed = BlockPointer.encodedSize + 10
+      let granule = UInt64(FileLayout.granule)
+      var ok = true
+      // Varints of at most 10 bytes for five fields, 9 fixed bytes: never longer than that.
+      let out = [UInt8](unsafeUninitializedCapacity: 8 + count * 60 + (n - table)) { buffer, initialized in
+        guard let base = buffer.baseAddress else {
+          ok = false
+          return
+        }
+        UnsafeMutableRawPointer(base).copyMemory(from: p.baseAddress!, byteCount: 8)  // safe: n >= 12
+        var w = 8
+        func varint(_ value: UInt64) {
+          var v = value
+          while v >= 0x80 {
+            base[w] = UInt8(truncatingIfNeeded: v) | 0x80
+            w += 1
+            v >>= 7
+          }
+          base[w] = UInt8(v)
+          w += 1
+        }
+        func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
+        func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
+        for i in 0..<count {
+          let start = offset(i)
+          let end = offset(i + 1)
+          guard end >= start + fixed else {
+            ok = false
+            return
+          }
+          let keyLength = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start + fixed - 2, as: UInt16.self)))
+          let childOffset = u64(start)
+          guard end - start == fixed + keyLength, childOffset % granule == 0 else {
+            ok = false
+            return
+          }
+          varint(childOffset / granule)
+          varint(UInt64(u32(start + 8)))
+          varint(UInt64(u32(start + 12)))
+          // Codec byte and checksum, 9 bytes, as they are.
+          UnsafeMutableRawPointer(base + w).copyMemory(from: p.baseAddress! + start + 16, byteCount: 9)  // safe: n >= 12
+          w += 9
+          varint(u64(start + 25))
+          varint(u64(start + BlockPointer.encodedSize))
+          varint(UInt64(keyLength))
+          if keyLength > 0 {
+            UnsafeMutableRawPointer(base + w).copyMemory(from: p.baseAddress! + end - keyLength, byteCount: keyLength)  // safe: n >= 12
+            w += keyLength
+          }
+        }
+        initialized = w
+      }
+      return ok ? out : nil
+    }
+  }
+
+  /// The branch `packBranch` packed, exactly `rawLength` bytes; nil for anything that is not
+  /// a consistent packed branch of that length.
+  static func unpackBranch(_ packed: UnsafeRawBufferPointer, rawLength: Int) -> [UInt8]? {
+    let n = packed.count
+    guard n >= 8, packed[0] == NodeImage.branchKind else { return nil }
+    let count = Int(UInt32(littleEndian: packed.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+    let table = 8 + 4 * (count + 1)
+    let fixed = BlockPointer.encodedSize + 10
+    guard count >= 1, count <= rawLength / fixed, table <= rawLength else { return nil }
+    var ok = true
+    let out = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, initialized in
+      guard let base = UnsafeMutableRawPointer(buffer.baseAddress), let source = packed.baseAddress else {
+        ok = false
+        return
+      }
+      base.copyMemory(from: source, byteCount: 8)
+      var r = 8
+      var w = table
+      func varint() -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while r < n, shift <= 63 {
+          let byte = packed[r]
+          r += 1
+          value |= UInt64(byte & 0x7F) << shift
+          if byte < 0x80 { return value }
+          shift += 7
+        }
+        return nil
+      }
+      for i in 0..<count {
+        base.storeBytes(of: UInt32(w).littleEndian, toByteOffset: 8 + 4 * i, as: UInt32.self)
+        guard let granules = varint(), granules <= UInt64.max / UInt64(FileLayout.granule),
+          let stored = varint(), stored <= UInt64(UInt32.max), let raw = varint(), raw <= UInt64(UInt32.max),
+          r + 9 <= n
+        else {
+          ok = false
+          return
+        }
+        let codecAndChecksum = r
+        r += 9
+        guard let birth = varint(), let subtree = varint(), let keyLength = varint(), keyLength <= UInt64(UInt16.max),
+          r + Int(keyLength) <= n, w + fixed + Int(keyLength) <= rawLength
+        else {
+          ok = false
+          return
+        }
+        base.storeBytes(of: (granules * UInt64(FileLayout.granule)).littleEndian, toByteOffset: w, as: UInt64.self)
+        base.storeBytes(of: UInt32(stored).littleEndian, toByteOffset: w + 8, as: UInt32.self)
+        base.storeBytes(of: UInt32(raw).littleEndian, toByteOffset: w + 12, as: UInt32.self)
+        (base + w + 16).copyMemory(from: source + codecAndChecksum, byteCount: 9)
+        base.storeBytes(of: birth.littleEndian, toByteOffset: w + 25, as: UInt64.self)
+        base.storeBytes(of: subtree.littleEndian, toByteOffset: w + BlockPointer.encodedSize, as: UInt64.self)
+        base.storeBytes(of: UInt16(keyLength).littleEndian, toByteOffset: w + fixed - 2, as: UInt16.self)
+        if keyLength > 0 { (base + w + fixed).copyMemory(from: source + r, byteCount: Int(keyLength)) }
+        r += Int(keyLength)
+        w += fixed + Int(keyLength)
+      }
+      base.storeBytes(of: UInt32(w).littleEndian, toByteOffset: 8 + 4 * count, as: UInt32.self)
+      guard w == rawLength, r == n else {
+        ok = false
+        return
+      }
+      initialized = rawLength
+    }
+    return ok ? out : nil
+  }
+
   /// Decompresses `stored` into exactly `rawLength` bytes, or returns nil if the bytes are not
   /// a valid LZ4 block of that length.
   /// With `exact` false, LZ4 may produce fewer bytes (at most `rawLength`): a packed node.
@@ -173,6 +321,8 @@ enum BlockCodec {
     switch codec {
     case .raw:
       return stored.count == rawLength ? Array(stored) : nil
+    case .branch:
+      return unpackBranch(stored, rawLength: rawLength)
     case .lz4Node:
       // The packed form is never longer than the node.
       guard let packed = decode(stored, codec: .lz4, rawLength: rawLength, exact: false) else { return nil }

@@ -63,8 +63,9 @@ public struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
 enum FileLayout {
   static let magic: [UInt8] = Array("SHOAL\u{0}DB".utf8)
   static let metaMagic: [UInt8] = Array("SHOALMET".utf8)
-  /// The format this build writes and reads (2: commit records chained through the runs).
-  static let formatVersion: UInt32 = 2
+  /// The format this build writes and reads (2: commit records chained through the runs;
+  /// 3: branches stored compact, codec `branch`).
+  static let formatVersion: UInt32 = 3
   static let headerSize: UInt64 = 4096
   /// Each meta slot has its own 4 KiB page so tearing one never touches the other.
   static let metaSlotSize: UInt64 = 4096
