@@ -180,7 +180,7 @@ enum BlockCodec {
   static func packBranch(_ node: [UInt8]) -> [UInt8]? {
     node.withUnsafeBytes { p -> [UInt8]? in
       let n = p.count
-      guard n >= 12, p[0] == NodeImage.branchKind else { return nil }
+      guard n >= 12, let source = p.baseAddress, p[0] == NodeImage.branchKind else { return nil }
       let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
       let table = 8 + 4 * (count + 1)
       guard count >= 1, table <= n else { return nil }
@@ -197,7 +197,7 @@ enum BlockCodec {
           ok = false
           return
         }
-        UnsafeMutableRawPointer(base).copyMemory(from: p.baseAddress!, byteCount: 8)  // safe: n >= 12
+        UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: 8)
         var w = 8
         func varint(_ value: UInt64) {
           var v = value
@@ -214,7 +214,7 @@ enum BlockCodec {
         for i in 0..<count {
           let start = offset(i)
           let end = offset(i + 1)
-          guard end >= start + fixed else {
+          guard end >= start + fixed, end <= n else {
             ok = false
             return
           }
@@ -228,13 +228,13 @@ enum BlockCodec {
           varint(UInt64(u32(start + 8)))
           varint(UInt64(u32(start + 12)))
           // Codec byte and checksum, 9 bytes, as they are.
-          UnsafeMutableRawPointer(base + w).copyMemory(from: p.baseAddress! + start + 16, byteCount: 9)  // safe: n >= 12
+          UnsafeMutableRawPointer(base + w).copyMemory(from: source + start + 16, byteCount: 9)
           w += 9
           varint(u64(start + 25))
           varint(u64(start + BlockPointer.encodedSize))
           varint(UInt64(keyLength))
           if keyLength > 0 {
-            UnsafeMutableRawPointer(base + w).copyMemory(from: p.baseAddress! + end - keyLength, byteCount: keyLength)  // safe: n >= 12
+            UnsafeMutableRawPointer(base + w).copyMemory(from: source + end - keyLength, byteCount: keyLength)
             w += keyLength
           }
         }
