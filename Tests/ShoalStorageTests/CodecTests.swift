@@ -43,6 +43,20 @@ import Testing
     #expect(good.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count + 1) } == nil)
   }
 
+  /// Calls `check` with `trials` damaged copies of `bytes`: a byte changed, the end cut off,
+  /// or a byte inserted.
+  static func damage(_ bytes: [UInt8], trials: Int, rng: inout SplitMix64, _ check: ([UInt8]) -> Void) {
+    for _ in 0..<trials {
+      var bad = bytes
+      switch rng.next() % 3 {
+      case 0: bad[Int(rng.next() % UInt64(bad.count))] ^= UInt8(1 + rng.next() % 255)
+      case 1: bad.removeLast(Int(1 + rng.next() % UInt64(bad.count)))
+      default: bad.insert(UInt8(rng.next() % 256), at: Int(rng.next() % UInt64(bad.count)))
+      }
+      check(bad)
+    }
+  }
+
   /// Nodes are stored packed (varint entry lengths for the offset table) under LZ4; packing
   /// round-trips exactly, anything else falls back to plain LZ4, and damaged packed bytes
   /// never decode into a node of the wrong length or crash.
@@ -76,13 +90,7 @@ import Testing
 
     // Damage: every single-byte change and truncation either fails or yields exactly the
     // claimed length (which the node's own validation then checks).
-    for _ in 0..<2_000 {
-      var bad = packed
-      switch rng.next() % 3 {
-      case 0: bad[Int(rng.next() % UInt64(bad.count))] ^= UInt8(1 + rng.next() % 255)
-      case 1: bad.removeLast(Int(1 + rng.next() % UInt64(bad.count)))
-      default: bad.insert(UInt8(rng.next() % 256), at: Int(rng.next() % UInt64(bad.count)))
-      }
+    Self.damage(packed, trials: 2_000, rng: &rng) { bad in
       let result = bad.withUnsafeBytes { BlockCodec.unpackNode($0, rawLength: leaf.count) }
       #expect(result == nil || result?.count == leaf.count)
     }
@@ -133,13 +141,7 @@ import Testing
     let leaf = DirtyNode(leafKeys: [bytes("k")], values: [.inline(bytes("v"))]).encode()
     #expect(BlockCodec.packBranch(leaf) == nil)
 
-    for _ in 0..<3_000 {
-      var bad = packed
-      switch rng.next() % 3 {
-      case 0: bad[Int(rng.next() % UInt64(bad.count))] ^= UInt8(1 + rng.next() % 255)
-      case 1: bad.removeLast(Int(1 + rng.next() % UInt64(bad.count)))
-      default: bad.insert(UInt8(rng.next() % 256), at: Int(rng.next() % UInt64(bad.count)))
-      }
+    Self.damage(packed, trials: 3_000, rng: &rng) { bad in
       let result = bad.withUnsafeBytes { BlockCodec.unpackBranch($0, rawLength: branch.count) }
       #expect(result == nil || result?.count == branch.count)
       if let result { _ = NodeImage(bytes: result, reason: &reason) }

@@ -178,6 +178,17 @@ import Testing
     try lock.write([UInt8](repeating: 0xAB, count: SharedCoordinator.metaWords * 8), at: offset + 16)
   }
 
+  /// `times` commits that each rewrite key [0] of keyspace "kv": with nothing pinned, each
+  /// commit's blocks are reused two commits later.
+  static func rewriteOneKey(_ store: Store, times: Int) throws {
+    for i in 0..<times {
+      try store.write {
+        try $0.ensureKeyspace("kv")
+        try $0.put([UInt8(i)], forKey: [0], in: "kv")
+      }
+    }
+  }
+
   static func lockSequence(_ lockPath: String) throws -> UInt64 {
     let lock = try PosixFile(path: lockPath, create: false, readOnly: false)
     return try lock.read(count: 8, at: UInt64(SharedCoordinator.offsetSeqlock)).withUnsafeBytes {
@@ -196,11 +207,7 @@ import Testing
     let dir = TemporaryDirectory()
     let writer = try Store.open(path: dir.file())
     let reader = try Store.open(path: dir.file())  // another participant of the same session
-    for i in 0..<11 {
-      try writer.write {
-        try $0.ensureKeyspace("kv"); try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv")
-      }
-    }
+    try Self.rewriteOneKey(writer, times: 30)
     let newest = writer.latestVersion
     try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
     let seen = Mutex<UInt64>(0)
@@ -218,12 +225,7 @@ import Testing
     let dir = TemporaryDirectory()
     let first = try Store.open(path: dir.file())
     let second = try Store.open(path: dir.file())
-    for i in 0..<30 {
-      try first.write {
-        try $0.ensureKeyspace("kv")
-        try $0.put([UInt8(i)], forKey: [0], in: "kv")
-      }
-    }
+    try Self.rewriteOneKey(first, times: 30)
     let newest = first.latestVersion
     try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
     #expect(finishes(within: 60) { _ = try? second.write { try $0.put([7], forKey: [7], in: "kv") } })
@@ -238,12 +240,7 @@ import Testing
   @Test func aReadOnlyStoreReadsTheFileAfterAPublishCutShortAndWritesNothing() throws {
     let dir = TemporaryDirectory()
     let writer = try Store.open(path: dir.file())
-    for i in 0..<30 {
-      try writer.write {
-        try $0.ensureKeyspace("kv")
-        try $0.put([UInt8(i)], forKey: [0], in: "kv")
-      }
-    }
+    try Self.rewriteOneKey(writer, times: 30)
     let newest = writer.latestVersion
     let reader = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
     try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")

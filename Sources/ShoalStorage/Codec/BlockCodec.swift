@@ -52,14 +52,13 @@ enum BlockCodec {
     let packed = isNode ? packNode(input) : nil
     let source = packed ?? input
     let bound = Int(LZ4_compressBound(Int32(source.count)))
-    let acceleration: Int32 = 1
     var written: Int32 = 0
     let output = [UInt8](unsafeUninitializedCapacity: padded(bound)) { dst, count in
       written = source.withUnsafeBytes { src in
         LZ4_compress_fast(
           src.baseAddress?.assumingMemoryBound(to: CChar.self),
           UnsafeMutableRawPointer(dst.baseAddress)?.assumingMemoryBound(to: CChar.self),
-          Int32(source.count), Int32(bound), acceleration)
+          Int32(source.count), Int32(bound), 1)
       }
       let stored = max(0, Int(written))
       let end = padded(stored)
@@ -103,14 +102,7 @@ enum BlockCodec {
             ok = false
             return
           }
-          var length = end - start
-          while length >= 0x80 {
-            base[w] = UInt8(truncatingIfNeeded: length) | 0x80
-            w += 1
-            length >>= 7
-          }
-          base[w] = UInt8(length)
-          w += 1
+          RawVarint.write(UInt64(end - start), to: base, at: &w)
           start = end
         }
         UnsafeMutableRawPointer(base + w).copyMemory(from: source + table, byteCount: n - table)
@@ -140,20 +132,12 @@ enum BlockCodec {
       var offset = table
       base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8, as: UInt32.self)
       for i in 0..<count {
-        var length = 0
-        var shift = 0
-        while true {
-          guard position < n, shift <= 28 else {
-            ok = false
-            return
-          }
-          let byte = packed[position]
-          position += 1
-          length |= Int(byte & 0x7F) << shift
-          if byte < 0x80 { break }
-          shift += 7
+        // A length is below 2^32: at most 5 varint bytes.
+        guard let length = RawVarint.read(packed, at: &position, maxBytes: 5) else {
+          ok = false
+          return
         }
-        offset += length
+        offset += Int(length)
         guard offset <= rawLength else {
           ok = false
           return
@@ -199,16 +183,7 @@ enum BlockCodec {
         }
         UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: 8)
         var w = 8
-        func varint(_ value: UInt64) {
-          var v = value
-          while v >= 0x80 {
-            base[w] = UInt8(truncatingIfNeeded: v) | 0x80
-            w += 1
-            v >>= 7
-          }
-          base[w] = UInt8(v)
-          w += 1
-        }
+        func varint(_ value: UInt64) { RawVarint.write(value, to: base, at: &w) }
         func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
         func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
         for i in 0..<count {
@@ -262,18 +237,7 @@ enum BlockCodec {
       base.copyMemory(from: source, byteCount: 8)
       var r = 8
       var w = table
-      func varint() -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while r < n, shift <= 63 {
-          let byte = packed[r]
-          r += 1
-          value |= UInt64(byte & 0x7F) << shift
-          if byte < 0x80 { return value }
-          shift += 7
-        }
-        return nil
-      }
+      func varint() -> UInt64? { RawVarint.read(packed, at: &r, maxBytes: 10) }
       for i in 0..<count {
         base.storeBytes(of: UInt32(w).littleEndian, toByteOffset: 8 + 4 * i, as: UInt32.self)
         guard let granules = varint(), granules <= UInt64.max / UInt64(FileLayout.granule),
@@ -342,5 +306,36 @@ enum BlockCodec {
       }
       return ok ? out : nil
     }
+  }
+}
+
+/// LEB128 varints written into and read from raw memory, for the packed node forms (the
+/// `ByteWriter` and `ByteReader` of `Bytes.swift` work on arrays; these run for each entry
+/// of every node a commit writes or a read decodes).
+private enum RawVarint {
+  /// Writes `value` at `base + position` (at most 10 bytes) and advances `position`.
+  static func write(_ value: UInt64, to base: UnsafeMutablePointer<UInt8>, at position: inout Int) {
+    var v = value
+    while v >= 0x80 {
+      base[position] = UInt8(truncatingIfNeeded: v) | 0x80
+      position += 1
+      v >>= 7
+    }
+    base[position] = UInt8(v)
+    position += 1
+  }
+
+  /// Reads a varint of at most `maxBytes` bytes at `position` and advances it; nil when it
+  /// runs past the end of `bytes` or is longer.
+  static func read(_ bytes: UnsafeRawBufferPointer, at position: inout Int, maxBytes: Int) -> UInt64? {
+    var value: UInt64 = 0
+    for i in 0..<maxBytes {
+      guard position < bytes.count else { return nil }
+      let byte = bytes[position]
+      position += 1
+      value |= UInt64(byte & 0x7F) << UInt64(7 * i)
+      if byte < 0x80 { return value }
+    }
+    return nil
   }
 }
