@@ -470,28 +470,29 @@ struct CommitWriter {
   }
 
   /// Writes a dirty subtree bottom-up; returns its root pointer (null for an empty tree).
-  /// Packed into the commit's run: every branch (few in all, each rewritten every few
-  /// hundred commits at most under random updates, so a run they hold on to is free again
-  /// soon enough), roots, and leaves copied from blocks the previous commit wrote (the
-  /// rightmost leaf under appends). Other leaves and large values are placed alone: there
-  /// are many of them and each is likely to outlive many commits, so packed they would keep
-  /// whole runs from being reused. Each separate place costs a durable commit a write the
-  /// device handles on its own (about 70 µs each on this project's test machine).
+  /// Packed into the commit's run: roots; branches above the lowest level (a few nodes in
+  /// all, each rewritten every few commits, so a run they hold on to is soon free again);
+  /// and nodes copied from blocks the previous commit wrote (a path every commit rewrites,
+  /// such as the rightmost one under appends). Leaves, the lowest branches and large values
+  /// are placed alone: there are many of them and each is likely to outlive many commits,
+  /// so packed they would keep whole runs from being reused.
   mutating func flush(_ slot: inout ChildSlot?, space: inout FreeSpace, isRoot: Bool = true) throws -> BlockPointer {
     guard let current = slot else { return .null }
     switch current {
     case .clean(let p, _): return p
     case .dirty(let node):
+      var aboveBranches = false
       if node.isLeaf {
         try node.storePendingValues { try writeBlock($0, space: &space, packed: false) }
       } else {
         try node.flushChildren { child in
+          if !child.isLeaf { aboveBranches = true }
           var childSlot: ChildSlot? = .dirty(child)
           return .clean(try flush(&childSlot, space: &space, isRoot: false), child.subtreeCount)
         }
       }
       let raw = node.encode()
-      let packed = !node.isLeaf || isRoot || node.originBirth + 1 == version
+      let packed = isRoot || aboveBranches || node.originBirth + 1 == version
       let p = try writeBlock(raw, space: &space, packed: packed, isNode: true)
       let image = NodeImage(encoded: raw, of: node)
       store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
