@@ -189,6 +189,14 @@ import Testing
     }
   }
 
+  /// `store.latestVersion`, read on a thread of its own; nil if it takes over 60 seconds (a
+  /// reader that would wait for ever fails the test instead of hanging it).
+  static func latestVersion(of store: Store) -> UInt64? {
+    let seen = Mutex<UInt64?>(nil)
+    guard finishes(within: 60, { seen.withLock { $0 = store.latestVersion } }) else { return nil }
+    return seen.withLock { $0 }
+  }
+
   static func lockSequence(_ lockPath: String) throws -> UInt64 {
     let lock = try PosixFile(path: lockPath, create: false, readOnly: false)
     return try lock.read(count: 8, at: UInt64(SharedCoordinator.offsetSeqlock)).withUnsafeBytes {
@@ -210,9 +218,7 @@ import Testing
     try Self.rewriteOneKey(writer, times: 30)
     let newest = writer.latestVersion
     try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
-    let seen = Mutex<UInt64>(0)
-    #expect(finishes(within: 60) { seen.withLock { $0 = reader.latestVersion } })
-    #expect(seen.withLock { $0 } == newest)
+    #expect(Self.latestVersion(of: reader) == newest)
     #expect(try Self.lockSequence(dir.file() + ".lock") % 2 == 0)
     try writer.write { try $0.put([99], forKey: [99], in: "kv") }
     #expect(reader.latestVersion == newest + 1)
@@ -244,9 +250,7 @@ import Testing
     let newest = writer.latestVersion
     let reader = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
     try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
-    let seen = Mutex<UInt64>(0)
-    #expect(finishes(within: 60) { seen.withLock { $0 = reader.latestVersion } })
-    #expect(seen.withLock { $0 } == newest)
+    #expect(Self.latestVersion(of: reader) == newest)
     #expect(try Self.lockSequence(dir.file() + ".lock") % 2 == 1)
     try writer.write { try $0.put([99], forKey: [0], in: "kv") }
     #expect(reader.latestVersion == newest + 1)

@@ -87,28 +87,19 @@ enum BlockCodec {
       guard offset(0) == table, offset(count) == n else { return nil }
       // Each length takes at most 5 varint bytes (it is below 2^32); written straight into
       // memory sized for the worst case, as this runs for every node a commit writes.
-      var ok = true
-      let out = [UInt8](unsafeUninitializedCapacity: 8 + 5 * count + (n - table)) { buffer, initialized in
-        guard let base = buffer.baseAddress else {
-          ok = false
-          return
-        }
+      return filled(capacity: 8 + 5 * count + (n - table)) { base in
         UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: 8)
         var w = 8
         var start = table
         for i in 0..<count {
           let end = offset(i + 1)
-          guard end >= start else {
-            ok = false
-            return
-          }
+          guard end >= start else { return nil }
           RawVarint.write(UInt64(end - start), to: base, at: &w)
           start = end
         }
         UnsafeMutableRawPointer(base + w).copyMemory(from: source + table, byteCount: n - table)
-        initialized = w + n - table
+        return w + n - table
       }
-      return ok ? out : nil
     }
   }
 
@@ -121,39 +112,26 @@ enum BlockCodec {
     guard count < rawLength else { return nil }
     let table = 8 + 4 * (count + 1)
     guard table <= rawLength else { return nil }
-    var ok = true
-    let out = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, initialized in
-      guard let base = UnsafeMutableRawPointer(buffer.baseAddress), let source = packed.baseAddress else {
-        ok = false
-        return
-      }
+    return filled(capacity: rawLength) { out in
+      guard let source = packed.baseAddress else { return nil }
+      let base = UnsafeMutableRawPointer(out)
       base.copyMemory(from: source, byteCount: 8)
       var position = 8
       var offset = table
       base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8, as: UInt32.self)
       for i in 0..<count {
         // A length is below 2^32: at most 5 varint bytes.
-        guard let length = RawVarint.read(packed, at: &position, maxBytes: 5) else {
-          ok = false
-          return
-        }
+        guard let length = RawVarint.read(packed, at: &position, maxBytes: 5) else { return nil }
         offset += Int(length)
-        guard offset <= rawLength else {
-          ok = false
-          return
-        }
+        guard offset <= rawLength else { return nil }
         base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8 + 4 * (i + 1), as: UInt32.self)
       }
-      guard offset == rawLength, n - position == rawLength - table else {
-        ok = false
-        return
-      }
+      guard offset == rawLength, n - position == rawLength - table else { return nil }
       if rawLength > table {
         (base + table).copyMemory(from: source + position, byteCount: rawLength - table)
       }
-      initialized = rawLength
+      return rawLength
     }
-    return ok ? out : nil
   }
 
   /// The compact form of an encoded branch node (`NodeImage`): its 8-byte header, then per
@@ -174,13 +152,8 @@ enum BlockCodec {
       guard offset(0) == table, offset(count) == n else { return nil }
       let fixed = BlockPointer.encodedSize + 10
       let granule = UInt64(FileLayout.granule)
-      var ok = true
       // Varints of at most 10 bytes for five fields, 9 fixed bytes: never longer than that.
-      let out = [UInt8](unsafeUninitializedCapacity: 8 + count * 60 + (n - table)) { buffer, initialized in
-        guard let base = buffer.baseAddress else {
-          ok = false
-          return
-        }
+      return filled(capacity: 8 + count * 60 + (n - table)) { base in
         UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: 8)
         var w = 8
         func varint(_ value: UInt64) { RawVarint.write(value, to: base, at: &w) }
@@ -189,16 +162,10 @@ enum BlockCodec {
         for i in 0..<count {
           let start = offset(i)
           let end = offset(i + 1)
-          guard end >= start + fixed, end <= n else {
-            ok = false
-            return
-          }
+          guard end >= start + fixed, end <= n else { return nil }
           let keyLength = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start + fixed - 2, as: UInt16.self)))
           let childOffset = u64(start)
-          guard end - start == fixed + keyLength, childOffset % granule == 0 else {
-            ok = false
-            return
-          }
+          guard end - start == fixed + keyLength, childOffset % granule == 0 else { return nil }
           varint(childOffset / granule)
           varint(UInt64(u32(start + 8)))
           varint(UInt64(u32(start + 12)))
@@ -213,9 +180,8 @@ enum BlockCodec {
             w += keyLength
           }
         }
-        initialized = w
+        return w
       }
-      return ok ? out : nil
     }
   }
 
@@ -228,12 +194,9 @@ enum BlockCodec {
     let table = 8 + 4 * (count + 1)
     let fixed = BlockPointer.encodedSize + 10
     guard count >= 1, count <= rawLength / fixed, table <= rawLength else { return nil }
-    var ok = true
-    let out = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, initialized in
-      guard let base = UnsafeMutableRawPointer(buffer.baseAddress), let source = packed.baseAddress else {
-        ok = false
-        return
-      }
+    return filled(capacity: rawLength) { out in
+      guard let source = packed.baseAddress else { return nil }
+      let base = UnsafeMutableRawPointer(out)
       base.copyMemory(from: source, byteCount: 8)
       var r = 8
       var w = table
@@ -243,18 +206,12 @@ enum BlockCodec {
         guard let granules = varint(), granules <= UInt64.max / UInt64(FileLayout.granule),
           let stored = varint(), stored <= UInt64(UInt32.max), let raw = varint(), raw <= UInt64(UInt32.max),
           r + 9 <= n
-        else {
-          ok = false
-          return
-        }
+        else { return nil }
         let codecAndChecksum = r
         r += 9
         guard let birth = varint(), let subtree = varint(), let keyLength = varint(), keyLength <= UInt64(UInt16.max),
           r + Int(keyLength) <= n, w + fixed + Int(keyLength) <= rawLength
-        else {
-          ok = false
-          return
-        }
+        else { return nil }
         base.storeBytes(of: (granules * UInt64(FileLayout.granule)).littleEndian, toByteOffset: w, as: UInt64.self)
         base.storeBytes(of: UInt32(stored).littleEndian, toByteOffset: w + 8, as: UInt32.self)
         base.storeBytes(of: UInt32(raw).littleEndian, toByteOffset: w + 12, as: UInt32.self)
@@ -267,13 +224,9 @@ enum BlockCodec {
         w += fixed + Int(keyLength)
       }
       base.storeBytes(of: UInt32(w).littleEndian, toByteOffset: 8 + 4 * count, as: UInt32.self)
-      guard w == rawLength, r == n else {
-        ok = false
-        return
-      }
-      initialized = rawLength
+      guard w == rawLength, r == n else { return nil }
+      return rawLength
     }
-    return ok ? out : nil
   }
 
   /// Decompresses `stored` into exactly `rawLength` bytes, or returns nil if the bytes are not
@@ -295,17 +248,26 @@ enum BlockCodec {
       guard rawLength > 0, rawLength <= Int(Int32.max), stored.count <= Int(Int32.max) else {
         return nil
       }
-      var ok = false
-      let out = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, count in
+      return filled(capacity: rawLength) { out in
         let produced = LZ4_decompress_safe(
           stored.baseAddress?.assumingMemoryBound(to: CChar.self),
-          UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: CChar.self),
-          Int32(stored.count), Int32(rawLength))
-        ok = exact ? produced == Int32(rawLength) : produced > 0
-        count = ok ? Int(produced) : 0
+          UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self), Int32(stored.count), Int32(rawLength))
+        return (exact ? produced == Int32(rawLength) : produced > 0) ? Int(produced) : nil
       }
-      return ok ? out : nil
     }
+  }
+
+  /// An array of at most `capacity` bytes that `fill` writes from the start: it returns how
+  /// many bytes it wrote, or nil for input it rejects (the result is nil then).
+  private static func filled(capacity: Int, _ fill: (UnsafeMutablePointer<UInt8>) -> Int?) -> [UInt8]? {
+    var ok = false
+    let out = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+      initialized = 0
+      guard let base = buffer.baseAddress, let count = fill(base) else { return }
+      initialized = count
+      ok = true
+    }
+    return ok ? out : nil
   }
 }
 

@@ -316,8 +316,8 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   func latestHoldingWriterLock() throws -> Meta {
     try writer.withLock { _ throws(StorageError) -> Meta in
-      if let meta = readPublished() { return meta }
-      // Publishing needs the writer lock, which this process holds: the publisher died.
+      // Unreadable, the published meta was cut short: publishing needs the writer lock, which
+      // this process holds, so the publisher died.
       guard let newest = try republishNewestLocked() else {
         throw StorageError.corrupt(
           path: dataPath, offset: FileLayout.headerSize, reason: "neither meta record is valid")
@@ -368,8 +368,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     Store.newestCommit(in: dataFile) ?? decoded.withLock { $0?.meta }
   }
 
-  /// Publishes the newest whole commit of the file again (the caller holds the writer lock
-  /// and `writer`'s mutex); nil when neither meta slot is valid.
+  /// The published meta when it reads whole, else publishes the newest whole commit of the
+  /// file again (the caller holds the writer lock and `writer`'s mutex); nil when neither
+  /// meta slot is valid.
   private func republishNewestLocked() throws(StorageError) -> Meta? {
     if let meta = readPublished() { return meta }
     let newest: Meta?
