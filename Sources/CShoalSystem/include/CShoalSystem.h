@@ -29,4 +29,8 @@ static const int SHOAL_F_OFD_GETLK = 36;
 static const int SHOAL_F_OFD_SETLK = 37;
 static const int SHOAL_F_OFD_SETLKW = 38;
 
+// open(2)'s O_NOATIME (glibc exposes it only under _GNU_SOURCE): reads do not update the
+// file's access time, so they do not dirty its inode.
+static const int SHOAL_O_NOATIME = 01000000;
+
 #endif

@@ -1,3 +1,4 @@
+import CShoalSystem
 import SystemPackage
 
 #if canImport(Glibc)
@@ -23,10 +24,21 @@ public final class PosixFile: StorageFile {
     var options: FileDescriptor.OpenOptions = [.closeOnExec]
     if create && !readOnly { options.insert(.create) }
     if exclusive { options.insert(.exclusiveCreate) }
+    // Without O_NOATIME, a read after a write updates the access time (relatime updates it
+    // whenever it is older than the modification time), which dirties the inode; on ext4
+    // without a journal, fdatasync then writes the inode's block and waits for it before the
+    // cache flush, a whole extra round trip to the disk. The kernel allows the flag only to
+    // the file's owner (or a process with CAP_FOWNER): anyone else opens without it.
+    let mode: FileDescriptor.AccessMode = readOnly ? .readOnly : .readWrite
+    func open(_ options: FileDescriptor.OpenOptions) throws -> FileDescriptor {
+      try FileDescriptor.open(FilePath(path), mode, options: options, permissions: create ? permissions : nil)
+    }
     do {
-      descriptor = try FileDescriptor.open(
-        FilePath(path), readOnly ? .readOnly : .readWrite, options: options,
-        permissions: create ? permissions : nil)
+      do {
+        descriptor = try open(options.union(FileDescriptor.OpenOptions(rawValue: SHOAL_O_NOATIME)))
+      } catch Errno.notPermitted {
+        descriptor = try open(options)
+      }
     } catch let errno as Errno {
       throw PosixFile.map(errno, path: path, operation: readOnly ? "open" : "open for writing")
     }
