@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ShoalStorage
@@ -169,6 +170,57 @@ import Testing
     #expect(reopened.latestVersion == 59 && reopened.recoveredFromVersion == nil)
     #expect(try reopened.read { try $0.get(bytes("v"), in: "k") } == bytes("59"))
     #expect(reopened.verify().isOK)
+  }
+
+  /// A real file whose syncs fail while `failSyncs` is set, as a disk that reports an I/O
+  /// error on flush does.
+  final class SyncFailingFile: StorageFile {
+    let base: PosixFile
+    let failing = Mutex(false)
+    init(_ base: PosixFile) { self.base = base }
+    var path: String { base.path }
+    static func error(_ path: String) -> StorageError {
+      .io(path: path, operation: "fdatasync", errno: EIO, message: "Input/output error")
+    }
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+      try base.read(into: buffer, at: offset)
+    }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try base.write(bytes, at: offset) }
+    func sync() throws {
+      if failing.withLock({ $0 }) { throw SyncFailingFile.error(path) }
+      try base.sync()
+    }
+    func size() throws -> UInt64 { try base.size() }
+    func truncate(to size: UInt64) throws { try base.truncate(to: size) }
+  }
+
+  /// A writer that finds a commit whose writer was killed before publishing it makes that
+  /// commit durable before building on it. When that sync fails, `beginWrite` throws the
+  /// error (nothing is built on a commit that may not be on the disk) and lets the writer lock
+  /// go; the next writer takes the commit over.
+  @Test func aFailedSyncWhileTakingOverACommitIsThrownByBeginWrite() throws {
+    let dir = TemporaryDirectory()
+    let first = try Store.open(path: dir.file())
+    let posix = try PosixFile(path: dir.file(), create: false, readOnly: false)
+    let failing = SyncFailingFile(posix)
+    let second = try Store(file: failing, options: StoreOptions(), shared: SharedCoordinator(dataFile: posix))
+    try first.write { try $0.createKeyspace("k") }
+    let before = first.latestMeta
+    try first.write { try $0.put(bytes("taken"), forKey: bytes("v"), in: "k") }
+    // What the killed writer left: its record on disk, the version before it published.
+    first.coordinator.publish(before)
+    failing.failing.withLock { $0 = true }
+    #expect(throws: SyncFailingFile.error(dir.file())) { try second.beginWrite() }
+    #expect(second.latestVersion == before.version)
+    failing.failing.withLock { $0 = false }
+    // The lock was let go: a writer of either store takes the commit over.
+    try second.write { try $0.put(bytes("after"), forKey: bytes("w"), in: "k") }
+    #expect(second.latestVersion == before.version + 2)
+    for store in [first, second] {
+      #expect(try store.read { try $0.get(bytes("v"), in: "k") } == bytes("taken"))
+      #expect(try store.read { try $0.get(bytes("w"), in: "k") } == bytes("after"))
+      #expect(store.verify().isOK)
+    }
   }
 
   /// Creation interrupted after the header: open writes version 0 and builds on the record it
