@@ -257,6 +257,28 @@ import Testing
     #expect(try reader.read { try $0.get([0], in: "kv") } == [99])
   }
 
+  /// A store whose file a compaction replaced (it closed itself then, but a caller still
+  /// holds it) shares the lock file with the session of the new file. Finding a publish cut
+  /// short there, it keeps its own last version and publishes nothing: its file's commits
+  /// mean nothing in the new file. A reader of the new file repairs from the new file.
+  @Test func aStoreWhoseFileWasReplacedKeepsItsLastVersionOnAPublishCutShort() throws {
+    let dir = TemporaryDirectory()
+    let old = try Store.open(path: dir.file())
+    try Self.rewriteOneKey(old, times: 30)
+    let oldNewest = old.latestVersion
+    #expect(try old.compactIfAlone { _, _ in true })
+    let current = try Store.open(path: dir.file())
+    for i in 0..<5 { try current.write { try $0.put([UInt8(i)], forKey: [42], in: "kv") } }
+    let newest = current.latestVersion
+    try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock")
+    #expect(Self.latestVersion(of: old) == oldNewest)
+    #expect(Self.latestVersion(of: current) == newest)
+    #expect(try current.read { try $0.get([42], in: "kv") } == [4])
+    try current.write { try $0.put([5], forKey: [42], in: "kv") }
+    #expect(current.latestVersion == newest + 1)
+    #expect(current.verify().isOK)
+  }
+
   /// An unfinished publish while a live writer holds the writer lock is that writer's, in
   /// progress: a reader waits for it rather than reading the file, and sees its version.
   @Test func aReaderWaitsForAPublishInProgress() throws {
