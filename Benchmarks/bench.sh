@@ -14,7 +14,8 @@
 # databases are removed at the end, the logs and export are kept. The benchmarks write what the
 # export does not hold to $SHOAL_BENCH_DIR/results: file sizes (filesize-<engine>.txt after the
 # bulk loads, filesize-objects-<shoal|grdb>.txt after the object inserts, GRDB's WAL
-# checkpointed first) and the notification benchmarks' counts (notify-*.txt).
+# checkpointed first), the interleaved durable commits' times per iteration
+# (durable-interleaved.txt) and the notification benchmarks' counts (notify-*.txt).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

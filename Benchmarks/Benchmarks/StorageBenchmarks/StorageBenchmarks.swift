@@ -6,6 +6,8 @@
 //   full-scan 1M        every entry in key order, touching each key and value
 //   durable-commits 1k  1,000 single-entry transactions, each committed durably, into the
 //                       1M-entry database
+//   durable-commits-interleaved 1k  the same for every engine at once, interleaved in blocks
+//                       of 100 commits; see Interleaved.swift
 //   snapshots 100k      100,000 snapshots taken and released on the open 1M-entry database
 //                       (and LMDB's reset/renew variant); see CrossProcess.swift
 //   notify-latency      another process commits, this one is called back (Shoal only: LMDB
@@ -239,6 +241,7 @@ let benchmarks: @Sendable () -> Void = {
     snapshotBenchmark(kind)
     contendedCommitBenchmark(kind)
   }
+  interleavedCommitBenchmark()
   renewedSnapshotBenchmark()
   notifyLatencyBenchmark()
 }

@@ -5,7 +5,8 @@
 // Reads the benchmark run's Influx export (`--format influx`: one line per benchmark, metric
 // and percentile, values unscaled — nanoseconds for wall-clock time and for the latency
 // metrics) and the side files the benchmarks wrote to <results-dir> (filesize-<engine>.txt from
-// the bulk loads, filesize-objects-<side>.txt from the object inserts, notify-early-shoal.txt
+// the bulk loads, filesize-objects-<side>.txt from the object inserts, durable-interleaved.txt
+// from the interleaved durable commits, notify-early-shoal.txt
 // from the notification benchmark, notify-objects-early-shoal.txt and
 // notify-throughput-shoal.txt from the object-notification benchmarks); prints four tables:
 // Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, the
@@ -78,6 +79,31 @@ func fileSize(_ engine: String) -> Double? {
   guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
   return Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
 }
+
+/// The interleaved durable-commit benchmark's iterations (durable-interleaved.txt: a line per
+/// iteration, "<engine>=<nanoseconds for its 1,000 commits> …").
+let interleaved: [[String: Double]] = {
+  guard let text = try? String(contentsOfFile: resultsDirectory + "/durable-interleaved.txt", encoding: .utf8)
+  else { return [] }
+  return text.split(separator: "\n").map { line in
+    var values: [String: Double] = [:]
+    for pair in line.split(separator: " ") {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      if parts.count == 2, let value = Double(parts[1]) { values[String(parts[0])] = value }
+    }
+    return values
+  }
+}()
+
+func median(_ values: [Double]) -> Double? {
+  let sorted = values.sorted()
+  guard !sorted.isEmpty else { return nil }
+  let middle = sorted.count / 2
+  return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/// An engine's median over the interleaved iterations (nil when there are none).
+func interleavedFigure(_ engine: String) -> Double? { median(interleaved.compactMap { $0[engine] }) }
 
 /// A notification benchmark's "<early> <observed>" side file.
 func notifyEarly(_ file: String = "notify-early-shoal.txt") -> (early: Int, observed: Int)? {
@@ -198,6 +224,9 @@ let rows: [Row] = [
     target: "<=1.5x LMDB", meets: { _, r in r[0].map { $0 <= 1.5 } == true }),
   Row(
     label: "1k durable 1-entry commits", cells: engines.map { Cell(figure("durable-commits 1k / \($0)")) },
+    target: "<=1x LMDB", meets: { _, r in r[0].map { $0 <= 1 } == true }),
+  Row(
+    label: "  the same, interleaved", cells: engines.map { Cell(interleavedFigure($0)) },
     target: "<=1x LMDB", meets: { _, r in r[0].map { $0 <= 1 } == true }),
   Row(
     label: "\(writers) procs x \(commitsPerWriter) durable commits",
@@ -443,6 +472,11 @@ var notes = [
   perOperation("100k point reads, warm", "point-reads 100k", 100_000, "read"),
   perOperation("full scan 1M, key order", "full-scan 1M", 1_000_000, "entry"),
   perOperation("1k durable 1-entry commits", "durable-commits 1k", 1_000, "commit"),
+  "  the same, interleaved in blocks of 100 commits: "
+    + engines.map { interleavedFigure($0).map { time($0 / 1_000) } ?? "n/a" }.joined(separator: " / ")
+    + " per commit (median of \(interleaved.count) iterations); Shoal/LMDB by iteration: "
+    + (interleaved.compactMap { i in i["shoal"].flatMap { s in i["lmdb"].map { String(format: "%.2fx", s / $0) } } }
+      .joined(separator: ", ")),
   perOperation(
     "\(writers) procs x \(commitsPerWriter) durable commits", contended, contendedCommits,
     "commit, all writers together"),
