@@ -434,6 +434,46 @@ import Testing
     #expect((fields["commits"] as? Int ?? 0) > 0)
   }
 
+  /// A stress run that stops making progress fails rather than hanging its caller: past its
+  /// deadline the watchdog names the phase the run was in, kills every worker and exits 2.
+  @Test func theStressWatchdogFailsARunThatHangs() throws {
+    let dir = TemporaryDirectory()
+    let process = Process()
+    process.executableURL = Child.executable
+    process.arguments = [
+      "run", "--processes", "2", "--seconds", "1", "--kill-every", "0", "--file", dir.file(), "--watchdog-grace", "2",
+      "--stall-when-stopping",
+    ]
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let overlord = process.processIdentifier
+    // The workers inherit the pipe: it ends when they are gone too.
+    let message = Mutex("")
+    let finished = finishes(within: 60) {
+      let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      message.withLock { $0 = text }
+    }
+    #expect(finished, "the run was still going 60 s after it began")
+    guard finished else {
+      kill(overlord, SIGKILL)
+      return
+    }
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 2)
+    let text = message.withLock { $0 }
+    #expect(text.contains("not finished 3 s after it began (stopping the workers); failing"), "\(text)")
+    // No worker of that run is left (the watchdog kills them; they also end with their parent).
+    let workers = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.filter { entry in
+      guard Int32(entry) != nil, let cmdline = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else {
+        return false
+      }
+      return String(decoding: cmdline, as: UTF8.self).contains("--parent\u{0}\(overlord)\u{0}")
+    }
+    #expect(workers == [])
+  }
+
   @Test func aStaleLockFileIsReinitialisedAndAForeignOneIsRefused() throws {
     let dir = TemporaryDirectory()
     // Garbage from a previous boot: nobody holds it, so the first opener starts afresh.

@@ -16,6 +16,12 @@ struct Run: ParsableCommand {
   @Option var seed: UInt64 = 1
   @Option(help: "The file (default: a new one in a temporary directory).") var file: String?
   @Option var accounts = 100
+  @Option(help: ArgumentHelp("Seconds past --seconds before the watchdog fails the run.", visibility: .hidden))
+  var watchdogGrace = 120.0
+  @Flag(
+    help: ArgumentHelp(
+      "For tests of the watchdog: stall where the workers are stopped, as a hung run would.", visibility: .hidden))
+  var stallWhenStopping = false
 
   /// What the workers told, gathered from their stdout.
   struct Tally {
@@ -61,7 +67,7 @@ struct Run: ParsableCommand {
     // A run that hangs must fail, not stall its caller: past the deadline the watchdog names
     // the phase it was in, kills every worker and exits.
     let watchdog = Mutex((phase: "running", pids: [Int32](), done: false))
-    let deadline = seconds + 120
+    let deadline = seconds + watchdogGrace
     Thread.detachNewThread {
       Thread.sleep(forTimeInterval: deadline)
       let (phase, pids, done) = watchdog.withLock { ($0.phase, $0.pids, $0.done) }
@@ -156,6 +162,7 @@ struct Run: ParsableCommand {
       }
     }
     watchdog.withLock { $0.phase = "stopping the workers" }
+    while stallWhenStopping { Thread.sleep(forTimeInterval: 1) }
     for child in children {
       kill(child.process.processIdentifier, SIGKILL)
       Run.reap(child)
