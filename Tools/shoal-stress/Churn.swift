@@ -9,7 +9,8 @@ struct Churn: ParsableCommand {
     abstract: "Small commits on a large store: time per commit, file size and free-space fragmentation.")
 
   @Option(help: "Entries loaded first.") var entries = 200_000
-  @Option(help: "Single-entry commits after the load.") var commits = 5000
+  @Option(help: "Commits after the load.") var commits = 5000
+  @Option(help: "Entries each commit updates (random ones).") var entriesPerCommit = 1
   @Option(help: "full or unsafe.") var durability = "unsafe"
   @Option(help: "Report every N commits.") var every = 1000
   @Option var file: String?
@@ -38,13 +39,14 @@ struct Churn: ParsableCommand {
     print("loaded \(entries) entries in \(Int(Date().timeIntervalSince(start) * 1000)) ms")
     start = Date()
     for c in 1...commits {
-      let k = key(Int(rng.next() % UInt64(entries)))
-      try store.write { try $0.put(value(), forKey: k, in: "kv") }
+      let updates = (0..<max(1, entriesPerCommit)).map { _ in (key(Int(rng.next() % UInt64(entries))), value()) }
+      try store.write { txn in for (k, v) in updates { try txn.put(v, forKey: k, in: "kv") } }
       if c % every == 0 {
         let micros = Date().timeIntervalSince(start) * 1e6 / Double(every)
         let info = store.info()
+        let perEntry = entriesPerCommit > 1 ? " (\(Int(micros) / entriesPerCommit) us/entry)" : ""
         print(
-          "after \(c) commits: \(Int(micros)) us/commit, file \(info.fileSize / 1024) KiB, live \(info.liveBytes / 1024) KiB, free \(info.freeBytes / 1024) KiB in \(info.freeExtents) extents"
+          "after \(c) commits: \(Int(micros)) us/commit\(perEntry), file \(info.fileSize / 1024) KiB, live \(info.liveBytes / 1024) KiB, free \(info.freeBytes / 1024) KiB in \(info.freeExtents) extents"
         )
         start = Date()
       }
