@@ -434,6 +434,23 @@ import Testing
     #expect((fields["commits"] as? Int ?? 0) > 0)
   }
 
+  /// `shoal-stress churn` with several entries a commit: every commit updates that many, and
+  /// the report gives the time per entry as well as per commit.
+  @Test func churnCommitsSeveralEntriesAtOnce() throws {
+    let dir = TemporaryDirectory()
+    let churn = try Child([
+      "churn", "--entries", "2000", "--commits", "6", "--every", "3", "--entries-per-commit", "5", "--file", dir.file(),
+    ])
+    let lines = churn.remainingLines()
+    #expect(churn.wait() == 0)
+    #expect(lines.first?.hasPrefix("loaded 2000 entries") == true, "\(lines)")
+    #expect(lines.count == 3 && lines[1].hasPrefix("after 3 commits: ") && lines[2].hasPrefix("after 6 commits: "))
+    #expect(lines.dropFirst().allSatisfy { $0.contains(" us/entry)") }, "\(lines)")
+    let store = try Store.open(path: dir.file())
+    #expect(store.latestVersion == 1 + 6)
+    #expect(try store.read { try $0.count(in: "kv") } == 2000)
+  }
+
   /// A stress run that stops making progress fails rather than hanging its caller: past its
   /// deadline the watchdog names the phase the run was in, kills every worker and exits 2.
   @Test func theStressWatchdogFailsARunThatHangs() throws {
