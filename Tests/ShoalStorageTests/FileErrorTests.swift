@@ -31,11 +31,7 @@ import Testing
   @Test func aTruncatedFileIsRejected() throws {
     let dir = TemporaryDirectory()
     do {
-      let store = try Store.open(path: dir.file())
-      try store.write { txn in
-        try txn.createKeyspace("k")
-        for i in 0..<2000 { try txn.put(textValue(i, length: 200), forKey: bytes("k\(i)"), in: "k") }
-      }
+      let store = try makeTextStore(at: dir.file())
       // Past an anchor: version 0's meta slot is overwritten.
       for i in 0..<10 { try store.write { try $0.put([UInt8(i)], forKey: [1], in: "k") } }
     }

@@ -434,8 +434,8 @@ import Testing
     #expect((fields["commits"] as? Int ?? 0) > 0)
   }
 
-  /// `shoal-stress churn` with several entries a commit: every commit updates that many, and
-  /// the report gives the time per entry as well as per commit.
+  /// `shoal-stress churn` with several entries a commit: one commit per batch, and the report
+  /// gives the time per entry as well as per commit; a batch of none is refused.
   @Test func churnCommitsSeveralEntriesAtOnce() throws {
     let dir = TemporaryDirectory()
     let churn = try Child([
@@ -449,6 +449,9 @@ import Testing
     let store = try Store.open(path: dir.file())
     #expect(store.latestVersion == 1 + 6)
     #expect(try store.read { try $0.count(in: "kv") } == 2000)
+    // Bad input is a clear error.
+    let zero = try Child(["churn", "--entries-per-commit", "0", "--file", dir.file() + "-none"])
+    #expect(zero.wait() != 0)
   }
 
   /// A stress run that stops making progress fails rather than hanging its caller: past its

@@ -17,13 +17,7 @@ import Testing
   /// writing process keeps making so; the store opens its file with O_NOATIME.
   @Test func readsLeaveTheAccessTimeAlone() throws {
     let dir = TemporaryDirectory()
-    do {
-      let store = try Store.open(path: dir.file())
-      try store.write { txn in
-        try txn.createKeyspace("k")
-        for i in 0..<2000 { try txn.put(textValue(i, length: 200), forKey: bytes("k\(i)"), in: "k") }
-      }
-    }
+    try makeTextStore(at: dir.file())
     // An access time an hour older than the modification time: relatime would update it.
     let old = time(nil) - 7200
     var times = [timespec(tv_sec: old, tv_nsec: 0), timespec(tv_sec: old + 3600, tv_nsec: 0)]

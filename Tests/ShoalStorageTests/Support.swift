@@ -33,6 +33,18 @@ func textValue(_ seed: Int, length: Int) -> [UInt8] {
   return Array(out.prefix(length))
 }
 
+/// A store at `path` whose keyspace "k" holds `count` text values of 200 bytes, keys "k0"…
+/// (many leaves: reading them goes to the file).
+@discardableResult
+func makeTextStore(at path: String, count: Int = 2000) throws -> Store {
+  let store = try Store.open(path: path)
+  try store.write { txn in
+    try txn.createKeyspace("k")
+    for i in 0..<count { try txn.put(textValue(i, length: 200), forKey: bytes("k\(i)"), in: "k") }
+  }
+  return store
+}
+
 /// Reads every entry of a keyspace through a cursor.
 func scan(_ cursor: Cursor) throws -> [([UInt8], [UInt8])] {
   var out: [([UInt8], [UInt8])] = []

@@ -15,13 +15,25 @@ struct Churn: ParsableCommand {
   @Option(help: "Report every N commits.") var every = 1000
   @Option var file: String?
 
+  func validate() throws {
+    for (name, value) in [
+      ("entries", entries), ("commits", commits), ("every", every), ("entries-per-commit", entriesPerCommit),
+    ]
+    where value < 1 {
+      throw ValidationError("--\(name) must be at least 1 (got \(value)).")
+    }
+    guard durability == "full" || durability == "unsafe" else {
+      throw ValidationError("--durability must be full or unsafe (got \(durability)).")
+    }
+  }
+
   func run() throws {
     let path = file ?? (NSTemporaryDirectory() + "shoal-churn-\(getpid()).shoal")
     for suffix in ["", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     defer {
       if file == nil { for suffix in ["", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
     }
-    let mode = Durability(rawValue: durability) ?? .unsafe
+    let mode: Durability = durability == "full" ? .full : .unsafe
     let store = try Store.open(path: path, options: StoreOptions(durability: mode))
     var rng = SplitMix64(seed: 1)
     func key(_ i: Int) -> [UInt8] {
@@ -39,7 +51,7 @@ struct Churn: ParsableCommand {
     print("loaded \(entries) entries in \(Int(Date().timeIntervalSince(start) * 1000)) ms")
     start = Date()
     for c in 1...commits {
-      let updates = (0..<max(1, entriesPerCommit)).map { _ in (key(Int(rng.next() % UInt64(entries))), value()) }
+      let updates = (0..<entriesPerCommit).map { _ in (key(Int(rng.next() % UInt64(entries))), value()) }
       try store.write { txn in for (k, v) in updates { try txn.put(v, forKey: k, in: "kv") } }
       if c % every == 0 {
         let micros = Date().timeIntervalSince(start) * 1e6 / Double(every)

@@ -76,15 +76,8 @@ enum BlockCodec {
   /// plain LZ4 then).
   static func packNode(_ node: [UInt8]) -> [UInt8]? {
     node.withUnsafeBytes { p -> [UInt8]? in
-      let n = p.count
-      guard n >= 12, let source = p.baseAddress else { return nil }
-      let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
-      let table = 8 + 4 * (count + 1)
-      guard count < n, table <= n else { return nil }
-      func offset(_ i: Int) -> Int {
-        Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 + 4 * i, as: UInt32.self)))
-      }
-      guard offset(0) == table, offset(count) == n else { return nil }
+      guard let source = p.baseAddress, let entries = OffsetTable(p) else { return nil }
+      let (n, count, table) = (p.count, entries.count, entries.end)
       // Each length takes at most 5 varint bytes (it is below 2^32); written straight into
       // memory sized for the worst case, as this runs for every node a commit writes.
       return filled(capacity: 8 + 5 * count + (n - table)) { base in
@@ -92,7 +85,7 @@ enum BlockCodec {
         var w = 8
         var start = table
         for i in 0..<count {
-          let end = offset(i + 1)
+          let end = entries.offset(i + 1)
           guard end >= start else { return nil }
           RawVarint.write(UInt64(end - start), to: base, at: &w)
           start = end
@@ -141,15 +134,10 @@ enum BlockCodec {
   /// branch whose child offsets are granule multiples.
   static func packBranch(_ node: [UInt8]) -> [UInt8]? {
     node.withUnsafeBytes { p -> [UInt8]? in
-      let n = p.count
-      guard n >= 12, let source = p.baseAddress, p[0] == NodeImage.branchKind else { return nil }
-      let count = Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
-      let table = 8 + 4 * (count + 1)
-      guard count >= 1, table <= n else { return nil }
-      func offset(_ i: Int) -> Int {
-        Int(UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8 + 4 * i, as: UInt32.self)))
-      }
-      guard offset(0) == table, offset(count) == n else { return nil }
+      guard let source = p.baseAddress, let entries = OffsetTable(p), entries.count >= 1,
+        p[0] == NodeImage.branchKind
+      else { return nil }
+      let (n, count, table) = (p.count, entries.count, entries.end)
       let fixed = BlockPointer.encodedSize + 10
       let granule = UInt64(FileLayout.granule)
       // Varints of at most 10 bytes for five fields, 9 fixed bytes: never longer than that.
@@ -160,8 +148,8 @@ enum BlockCodec {
         func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
         func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
         for i in 0..<count {
-          let start = offset(i)
-          let end = offset(i + 1)
+          let start = entries.offset(i)
+          let end = entries.offset(i + 1)
           guard end >= start + fixed, end <= n else { return nil }
           let keyLength = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: start + fixed - 2, as: UInt16.self)))
           let childOffset = u64(start)
@@ -254,6 +242,28 @@ enum BlockCodec {
           UnsafeMutableRawPointer(out).assumingMemoryBound(to: CChar.self), Int32(stored.count), Int32(rawLength))
         return (exact ? produced == Int32(rawLength) : produced > 0) ? Int(produced) : nil
       }
+    }
+  }
+
+  /// The table of an encoded node (`NodeImage`): after its 8-byte header, `count + 1` u32
+  /// offsets of its entries and of its end, checked to start right after the table and to
+  /// end with the node; nil when the bytes do not hold such a table.
+  private struct OffsetTable {
+    let bytes: UnsafeRawBufferPointer
+    let count: Int
+    /// Where the table ends and the first entry starts.
+    var end: Int { 8 + 4 * (count + 1) }
+
+    init?(_ bytes: UnsafeRawBufferPointer) {
+      guard bytes.count >= 12 else { return nil }
+      self.bytes = bytes
+      count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+      guard end <= bytes.count, offset(0) == end, offset(count) == bytes.count else { return nil }
+    }
+
+    /// Where entry `i` starts (`i == count`: the node's end).
+    func offset(_ i: Int) -> Int {
+      Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8 + 4 * i, as: UInt32.self)))
     }
   }
 
