@@ -37,7 +37,8 @@ public final class Store: Sendable {
     /// Bytes of blocks the last commit of this process packed into runs: the size of the next commit's
     /// first run (see `CommitWriter.allocate`).
     var lastCommitBytes: UInt64 = 0
-    /// The data file's size as last seen by `extendAhead` (0: not looked yet).
+    /// The data file's size as last seen or made by this process (0: not looked yet). A lower
+    /// bound: the file only grows while it is in use (a compaction replaces it).
     var physicalSize: UInt64 = 0
     var closed = false
   }
@@ -561,7 +562,23 @@ public final class Store: Sendable {
         size += UInt64(count)
       }
     }
-    state.withLock { $0.physicalSize = size }
+    state.withLock { $0.physicalSize = max($0.physicalSize, size) }
+  }
+
+  /// Makes the file at least `end` bytes long (a commit's data area may end past the last
+  /// byte it wrote: the run reserved for the next commit, a gap before it). Asks the file's
+  /// size only when the last size seen is shorter: on a file system with fine-grained
+  /// timestamps (ext4 on Linux 6.13 and later), a `stat` makes the next write take a new
+  /// modification time, which dirties the inode, and the commit's sync then writes the inode's
+  /// block as well, and waits for it.
+  func ensureFileReaches(_ end: UInt64) throws {
+    guard end > state.withLock({ $0.physicalSize }) else { return }
+    var size = try file.size()
+    if size < end {
+      try file.truncate(to: end)
+      size = end
+    }
+    state.withLock { $0.physicalSize = max($0.physicalSize, size) }
   }
 
   // MARK: Notification

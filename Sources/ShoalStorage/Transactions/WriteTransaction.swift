@@ -549,7 +549,7 @@ struct CommitWriter {
     }
     // The file reaches at least the data area's end, even where this commit wrote nothing
     // (the run reserved for the next commit, a gap before it): a shorter file is truncated.
-    if meta.fileEnd > baseEnd, try store.file.size() < meta.fileEnd { try store.file.truncate(to: meta.fileEnd) }
+    if meta.fileEnd > baseEnd { try store.ensureFileReaches(meta.fileEnd) }
     let encoded = meta.encode()
     if record != 0 { try store.file.write(encoded, at: record) }
     if anchor { try store.file.write(encoded, at: FileLayout.metaOffset(slot: Int(meta.anchorSlot))) }
