@@ -82,6 +82,12 @@ let package = Package(
     // Reads the run's Influx export and the side files (file sizes, notification); prints the table.
     // (Not the JMH export: it drops any benchmark whose iterations take over a second.)
     .executableTarget(name: "bench-table", path: "Sources/bench-table"),
+    // Durable single-entry commits of the engines interleaved, with each engine's percentiles
+    // and CPU time a commit: for A/B runs of a change to the commit path (see its main.swift).
+    .executableTarget(
+      name: "bench-commits",
+      dependencies: ["BenchEngines", .product(name: "ShoalStorage", package: rootIdentity)],
+      path: "Sources/bench-commits"),
     // The other processes of the cross-process benchmarks (notification latency, contended
     // commits, object notifications). bench.sh builds it; the benchmarks run it from their own
     // folder.
