@@ -232,24 +232,25 @@ struct RealmConformanceTests {
     }
   }
 
-  @Test func pathBelowARegularFileIsFileAccess() throws {
-    // RealmSwift's own test opens "/dev/null/foo".
+  @Test func pathBelowARegularFileIsFileOperationFailed() throws {
+    // RealmSwift's own test (RealmTests.testCatchSpecificErrors) opens "/dev/null/foo" and
+    // catches `Realm.Error.fileOperationFailed` (realm-core's code for ENOTDIR).
     let devNull = Realm.Configuration(fileURL: URL(fileURLWithPath: "/dev/null/foo"), objectTypes: rconfObjectTypes)
-    #expect(realmError { _ = try Realm(configuration: devNull) }?.code == .fileAccess)
+    #expect(realmError { _ = try Realm(configuration: devNull) }?.code == .fileOperationFailed)
     do {
       _ = try Realm(configuration: devNull)
       Issue.record("opening should fail")
-    } catch Realm.Error.fileAccess {
+    } catch Realm.Error.fileOperationFailed {
       // expected
     } catch {
-      Issue.record("expected Realm.Error.fileAccess, got \(error)")
+      Issue.record("expected Realm.Error.fileOperationFailed, got \(error)")
     }
     try withRConfDirectory { directory in
       let file = directory.appendingPathComponent("plain.txt")
       try Data("x".utf8).write(to: file)
       let config = Realm.Configuration(
         fileURL: file.appendingPathComponent("below.realm"), objectTypes: rconfObjectTypes)
-      #expect(realmError { _ = try Realm(configuration: config) }?.code == .fileAccess)
+      #expect(realmError { _ = try Realm(configuration: config) }?.code == .fileOperationFailed)
     }
   }
 

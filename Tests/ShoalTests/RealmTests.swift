@@ -71,8 +71,9 @@ struct RealmTests {
     let error = #expect(throws: Realm.Error.self) { _ = try Realm(configuration: config) }
     #expect(error?.code == .invalidDatabase)
 
+    // A directory where the file should be: realm-core's FileOperationFailed (EISDIR).
     config = Realm.Configuration(fileURL: dir)
-    expectRealmError(.fileAccess) { _ = try Realm(configuration: config) }
+    expectRealmError(.fileOperationFailed) { _ = try Realm(configuration: config) }
 
     config = Realm.Configuration(fileURL: dir.appendingPathComponent("x.realm"), encryptionKey: Data(count: 64))
     expectRealmError(.invalidInput) { _ = try Realm(configuration: config) }

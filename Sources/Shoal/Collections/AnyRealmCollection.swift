@@ -2,7 +2,7 @@ import Foundation
 
 /// What every Realm collection offers: `Results`, `List`, `MutableSet`, `LinkingObjects` and
 /// `AnyRealmCollection` (RealmSwift's `RealmCollection`).
-public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible, Equatable
 where Index == Int, Element: RealmCollectionValue {
   /// The Realm of the collection, or nil when unmanaged.
   var realm: Realm? { get }
@@ -10,8 +10,17 @@ where Index == Int, Element: RealmCollectionValue {
   var isInvalidated: Bool { get }
   /// The position of `object`, or nil.
   func index(of object: Element) -> Int?
-  /// Values of `key` of every element.
-  func value(forKey key: String) -> [Any]
+  /// The position of the first element matching a Realm Query Language predicate, or nil.
+  func index(matching predicateFormat: String, _ args: Any...) -> Int?
+  /// The position of the first element matching a predicate with its arguments; what
+  /// `index(matching:)` calls. Not for direct use.
+  func _index(matching predicateFormat: String, arguments: [Any]) -> Int?
+  /// The elements at `indexes`; fails when one is out of bounds.
+  func objects(at indexes: IndexSet) -> [Element]
+  /// An array of the value of `key` of every element.
+  func value(forKey key: String) -> Any?
+  /// An array of the value at `keyPath` of every element, or a collection operator's result.
+  func value(forKeyPath keyPath: String) -> Any?
   /// Sets `key` of every element.
   func setValue(_ value: Any?, forKey key: String)
   /// The elements matching a Realm Query Language predicate.
@@ -32,6 +41,12 @@ where Index == Int, Element: RealmCollectionValue {
   func sum<T: AddableType>(ofProperty property: String) -> T
   /// The average of a property.
   func average<T: AddableType>(ofProperty property: String) -> T?
+  /// Whether the collection belongs to a frozen Realm.
+  var isFrozen: Bool { get }
+  /// A frozen (immutable, thread-safe) snapshot of the collection.
+  func freeze() -> Self
+  /// The live collection for a frozen one (itself when live); nil when it no longer exists.
+  func thaw() -> Self?
 }
 
 extension Results: RealmCollection {}
@@ -61,10 +76,28 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
   public func index(after i: Int) -> Int { i + 1 }
   public func index(before i: Int) -> Int { i - 1 }
   /// The element at `position`.
-  public subscript(position: Int) -> Element { base[base.startIndex + position] }
-  public var description: String { "AnyRealmCollection(\(base.description))" }
-  public func index(of object: Element) -> Int? { base.index(of: object) }
-  public func value(forKey key: String) -> [Any] { base.value(forKey: key) }
+  public subscript(position: Int) -> Element {
+    if position < 0 { fatalError("Cannot pass a negative value for 'index'.") }
+    return base[base.startIndex + position]
+  }
+  /// RealmSwift's layout: `AnyRealmCollection<Type> <address> (`, then `\t[i] description` per
+  /// element, `)`.
+  public var description: String {
+    describeCollection("AnyRealmCollection", realmTypeName(Element._rlmTypeInfo), base as AnyObject, map { $0 as Any? })
+  }
+  /// The position of `object`, or nil.
+  public func index(of object: Element) -> Int? {
+    if base is any UnorderedRealmCollection { fatalError("Collection does not support index(of:)") }
+    return base.index(of: object)
+  }
+  /// The position of the first element matching a predicate; not available for a wrapped set.
+  public func _index(matching predicateFormat: String, arguments: [Any]) -> Int? {
+    if base is any UnorderedRealmCollection { fatalError("Collection does not support index(matching:)") }
+    return base._index(matching: predicateFormat, arguments: arguments)
+  }
+  public func objects(at indexes: IndexSet) -> [Element] { base.objects(at: indexes) }
+  public func value(forKey key: String) -> Any? { base.value(forKey: key) }
+  public func value(forKeyPath keyPath: String) -> Any? { base.value(forKeyPath: keyPath) }
   public func setValue(_ value: Any?, forKey key: String) { base.setValue(value, forKey: key) }
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
     results().filter(predicateFormat, argumentList: args)
@@ -86,11 +119,26 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
   public func sum<T: AddableType>(ofProperty property: String) -> T { base.sum(ofProperty: property) }
   public func average<T: AddableType>(ofProperty property: String) -> T? { base.average(ofProperty: property) }
 
+  /// True when both wrap equal collections of the same kind.
+  public static func == (lhs: AnyRealmCollection, rhs: AnyRealmCollection) -> Bool {
+    func same<C: RealmCollection>(_ a: C, _ b: Any) -> Bool { (b as? C).map { a == $0 } ?? false }
+    return same(lhs.base, rhs.base)
+  }
+
   private func results() -> Results<Element> {
     if let results = base as? Results<Element> { return results }
     return base.sorted(by: [SortDescriptor]())
   }
 }
+
+extension Query where T: RealmCollectionValue {
+  /// The query a collection's `where` closure starts from: the element itself (`self`) for
+  /// values, nothing for objects (whose properties the closure names).
+  static var root: Query<T> { Query<T>(expression: T._rlmTypeInfo.objectType == nil ? "self" : "") }
+}
+
+/// Collections whose elements have no position of their own (`MutableSet`).
+protocol UnorderedRealmCollection {}
 
 extension RealmCollection where Element: MinMaxType {
   /// The smallest element (collections of values).
@@ -112,25 +160,40 @@ extension RealmCollection where Element: SortableType {
 }
 
 extension RealmCollection {
-  /// The elements at `indexes`.
-  public func objects(at indexes: IndexSet) -> [Element] { indexes.map { self[$0] } }
+  /// The elements at `indexes`; fails with RealmSwift's "Indexes for collection are out of
+  /// bounds." when one is not below `count`.
+  public func objects(at indexes: IndexSet) -> [Element] {
+    if let last = indexes.last, last >= count { fatalError("Indexes for collection are out of bounds.") }
+    return indexes.map { self[$0] }
+  }
 
   /// The position of the first element matching a Realm Query Language predicate, or nil.
   public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-    // In the collection's own order: a `Results` of it, unsorted.
-    guard let match = sorted(by: [SortDescriptor]()).filter(predicateFormat, argumentList: args).first else {
-      return nil
-    }
-    return index(of: match)
+    _index(matching: predicateFormat, arguments: args)
   }
+
+  /// The position of the first element matching a predicate with its arguments (what
+  /// `index(matching:)` calls).
+  public func _index(matching predicateFormat: String, arguments: [Any]) -> Int? {
+    // In the collection's own order: a `Results` of it, unsorted, filtered; the first match's
+    // position among all the elements.
+    let all = sorted(by: [SortDescriptor]())
+    guard let match = all.filter(predicateFormat, argumentList: arguments).first else { return nil }
+    if match is ObjectBase { return all.index(of: match) }
+    return all.firstIndex(of: match)
+  }
+
+  /// The position of the first element matching a type-safe query, or nil.
+  public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
+    let query = isIncluded(Query<Element>.root)
+    return _index(matching: query.predicate, arguments: query.arguments)
+  }
+
+  /// An array of the value of `key` of every element (`NSNull` for nil).
+  public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
 }
 
 extension RealmCollection where Element: ObjectBase {
-  /// The position of the first element matching a type-safe query, or nil.
-  public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-    guard let match = `where`(isIncluded).first else { return nil }
-    return index(of: match)
-  }
 
   /// The smallest value of the property at `keyPath`, or nil when there are no elements.
   public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? {
@@ -200,26 +263,47 @@ extension List: _ResultsBacked {}
 extension MutableSet: _ResultsBacked {}
 extension LinkingObjects: _ResultsBacked {}
 
+/// Unmanaged collections that cannot be queried, sorted, made distinct, frozen or observed, with
+/// the name of the Objective-C class RealmSwift's message gives (`RLMArray`, `RLMSet`).
+protocol UnmanagedQueryFails {
+  static var objcName: String { get }
+}
+
+/// RealmSwift's failure for an operation only a managed collection supports.
+func unmanagedCollectionFailure(_ objcName: String) -> Never {
+  fatalError("This method may only be called on \(objcName) instances retrieved from an RLMRealm")
+}
+
 extension _ResultsBacked {
+  /// The elements as `Results` for a query, a sort or a distinct: RealmSwift's failure for an
+  /// unmanaged list or set.
+  var queryableResults: Results<Element> {
+    let results = _results
+    if results.state.core == nil, let unmanaged = self as? any UnmanagedQueryFails {
+      unmanagedCollectionFailure(type(of: unmanaged).objcName)
+    }
+    return results
+  }
+
   /// The elements matching a Realm Query Language predicate.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
-    _results.filter(predicateFormat, argumentList: args)
+    queryableResults.filter(predicateFormat, argumentList: args)
   }
   /// The elements matching a type-safe query.
   public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-    _results.where(isIncluded)
+    queryableResults.where(isIncluded)
   }
   /// The elements sorted by a property (or the values themselves, with "self").
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
-    _results.sorted(byKeyPath: keyPath, ascending: ascending)
+    queryableResults.sorted(byKeyPath: keyPath, ascending: ascending)
   }
   /// The elements sorted by several properties.
   public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
-    _results.sorted(by: sortDescriptors)
+    queryableResults.sorted(by: sortDescriptors)
   }
   /// The elements with distinct values of the given key paths.
   public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
-    _results.distinct(by: keyPaths)
+    queryableResults.distinct(by: keyPaths)
   }
   /// The minimum of a property over the elements.
   public func min<T: MinMaxType>(ofProperty property: String) -> T? { _results.min(ofProperty: property) }
@@ -229,6 +313,18 @@ extension _ResultsBacked {
   public func sum<T: AddableType>(ofProperty property: String) -> T { _results.sum(ofProperty: property) }
   /// The average of a property over the elements.
   public func average<T: AddableType>(ofProperty property: String) -> T? { _results.average(ofProperty: property) }
+}
+
+extension _ResultsBacked where Self: RealmCollection {
+  /// An array of the value at `keyPath` of every element (a set of them for `MutableSet`, as
+  /// `NSSet` gives it), or a collection operator's result (`@count`, `@sum.age`…).
+  public func value(forKeyPath keyPath: String) -> Any? {
+    let value = _results.value(forKeyPath: keyPath)
+    if self is any UnorderedRealmCollection, !keyPath.hasPrefix("@"), let array = value as? [Any] {
+      return Set(array.compactMap { $0 as? AnyHashable })
+    }
+    return value
+  }
 }
 
 // MARK: - Codable

@@ -56,8 +56,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   /// The linking object at `position`.
   public subscript(position: Int) -> Element {
     let keys = self.keys
-    precondition(
-      position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count)).")
+    checkBounds(position, count: keys.count)
     return element(keys[position])
   }
 
@@ -69,10 +68,11 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   }
 
   /// The position of `object` among the linking objects.
-  public func index(of object: Element) -> Int? { keys.firstIndex(of: object._key) }
-
-  /// Values of `key` of every linking object.
-  public func value(forKey key: String) -> [Any] { map { $0[key] as Any } }
+  public func index(of object: Element) -> Int? {
+    // An unmanaged object links to nothing.
+    guard object._core != nil else { return nil }
+    return keys.firstIndex(of: object._key)
+  }
 
   /// Sets `key` of every linking object (in a write transaction).
   public func setValue(_ value: Any?, forKey key: String) {

@@ -85,10 +85,29 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     set { replace(index: position, object: newValue) }
   }
 
-  /// Values of `key` of every element (objects' properties).
-  public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
-  /// Values of a key path of every element.
-  public func value(forKeyPath keyPath: String) -> [Any] { value(forKey: keyPath) }
+  /// The elements in `bounds` (get), or replaces them with another collection's elements (set,
+  /// in a write transaction for a managed list), which may be of another length.
+  public subscript(bounds: Range<Int>) -> Slice<List> {
+    get { Slice(base: self, bounds: bounds) }
+    set { replaceSubrange(bounds, with: newValue) }
+  }
+
+  /// The value of `key` of every element (objects' properties; `NSNull` for nil; `"self"` for
+  /// the elements).
+  public func value(forKey key: String) -> [Any] { value(forKeyPath: key) }
+
+  /// The value at `keyPath` of every element, through links and to-many properties.
+  public func value(forKeyPath keyPath: String) -> [Any] {
+    guard keyPath.hasPrefix("@") else { return kvcValues(self, keyPath: keyPath) }
+    // A collection operator gives one value, which RealmSwift's `List` cannot return as an array.
+    let result = _results.value(forKeyPath: keyPath)
+    guard let array = result as? [Any] else {
+      fatalError(
+        "'\(keyPath)' gives \(result.map { "a value of type '\(type(of: $0))'" } ?? "nil"), not an array: read it "
+          + "through AnyRealmCollection or Results, whose value(forKeyPath:) returns Any?.")
+    }
+    return array
+  }
 
   /// Sets `key` of every element (objects).
   public func setValue(_ value: Any?, forKey key: String) {
@@ -140,28 +159,25 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     store(items)
   }
 
-  /// Removes the last element.
-  public func removeLast() {
-    precondition(count > 0, "Cannot remove the last element of an empty list.")
-    remove(at: count - 1)
-  }
-
-  /// Removes the last `number` elements.
-  public func removeLast(_ number: Int) {
-    precondition(
-      number <= count,
-      "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+  /// Removes the last `number` elements (one by default); fails when the list has fewer.
+  public func removeLast(_ number: Int = 1) {
+    checkBounds(number, count: Int.max)
+    let count = self.count
+    guard number <= count else {
+      fatalError(
+        "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+    }
     replaceSubrange((count - number)..<count, with: [])
   }
 
-  /// Removes the first element.
-  public func removeFirst() { remove(at: 0) }
-
-  /// Removes the first `number` elements.
-  public func removeFirst(_ number: Int) {
-    precondition(
-      number <= count,
-      "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+  /// Removes the first `number` elements (one by default); fails when the list has fewer.
+  public func removeFirst(_ number: Int = 1) {
+    checkBounds(number, count: Int.max)
+    let count = self.count
+    guard number <= count else {
+      fatalError(
+        "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
+    }
     replaceSubrange(0..<number, with: [])
   }
 
@@ -260,11 +276,22 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     store(items)
   }
 
-  /// Replaces the elements in `subrange` with `newElements`.
+  /// Replaces the elements in `subrange` with `newElements`. Like RealmSwift, which removes the
+  /// range element by element and then inserts, a range past the end fails with the bounds
+  /// text of the first removal or insertion that cannot be done.
   public func replaceSubrange<C: Collection, R: RangeExpression>(_ bounds: R, with newElements: C)
   where C.Element == Element, R.Bound == Int {
     let subrange = bounds.relative(to: self)
     checkWrite()
+    let count = self.count
+    if !subrange.isEmpty {
+      checkBounds(subrange.lowerBound, count: count)
+      if subrange.upperBound > count {
+        fatalError("Index \(subrange.lowerBound) is out of bounds (must be less than \(subrange.lowerBound)).")
+      }
+    } else if !newElements.isEmpty {
+      checkBounds(subrange.lowerBound, count: count + 1)
+    }
     if parent == nil {
       unmanaged.replaceSubrange(subrange, with: newElements)
       return
@@ -287,6 +314,34 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     }
     return Results(unmanaged: Array(self))
   }
+}
+
+extension List: Equatable {
+  /// RealmSwift's equality of lists: two managed lists are equal when they are the same
+  /// property of the same object in the same Realm; two unmanaged lists when they hold equal
+  /// elements (objects by identity); a managed list never equals an unmanaged one.
+  public static func == (lhs: List, rhs: List) -> Bool {
+    if lhs === rhs { return true }
+    switch (lhs.parent, rhs.parent) {
+    case (nil, nil):
+      return lhs.unmanaged.count == rhs.unmanaged.count && zip(lhs.unmanaged, rhs.unmanaged).allSatisfy(isSame)
+    case (let a?, let b?):
+      return lhs.propertyIndex == rhs.propertyIndex && isSameStoredObject(a, b)
+    default:
+      return false
+    }
+  }
+}
+
+extension List: UnmanagedQueryFails {
+  static var objcName: String { "RLMArray" }
+}
+
+/// Whether `a` and `b` are the same object of the same Realm instance (or the same instance).
+func isSameStoredObject(_ a: ObjectBase, _ b: ObjectBase) -> Bool {
+  if a === b { return true }
+  guard let core = a._core, core === b._core, let table = a._table, table.name == b._table?.name else { return false }
+  return a._key == b._key
 }
 
 func isSame<T>(_ a: T, _ b: T) -> Bool {

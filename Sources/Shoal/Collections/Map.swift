@@ -65,6 +65,8 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   public var values: [Value] { entries.map(\.value) }
   /// The number of entries.
   public var count: Int { parent == nil ? unmanaged.count : stored.count }
+  /// Whether the map has no entries.
+  public var isEmpty: Bool { count == 0 }
 
   /// Sets the value for `key`, adding the entry if needed.
   public func updateValue(_ value: Value, forKey key: Key) {
@@ -158,23 +160,36 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
     entries.contains { predicate($0.key, $0.value) }
   }
 
+  /// The values, sorted (RealmSwift: `sorted(byKeyPath: "self")`).
+  public func sorted(ascending: Bool = true) -> Results<Value> {
+    sorted(byKeyPath: "self", ascending: ascending)
+  }
+
   /// The values sorted by a property of theirs (or "self").
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Value> {
-    results().sorted(byKeyPath: keyPath, ascending: ascending)
+    queryableResults().sorted(byKeyPath: keyPath, ascending: ascending)
   }
 
   /// The values sorted by several properties.
   public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Value> where S.Iterator.Element == SortDescriptor {
-    results().sorted(by: sortDescriptors)
+    queryableResults().sorted(by: sortDescriptors)
   }
 
   /// The values matching a Realm Query Language predicate.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Value> {
-    results().filter(predicateFormat, argumentList: args)
+    queryableResults().filter(predicateFormat, argumentList: args)
   }
 
   /// The values matching a type-safe query.
-  public func `where`(_ isIncluded: (Query<Value>) -> Query<Bool>) -> Results<Value> { results().where(isIncluded) }
+  public func `where`(_ isIncluded: (Query<Value>) -> Query<Bool>) -> Results<Value> {
+    queryableResults().where(isIncluded)
+  }
+
+  /// The values as `Results` for a query or a sort: RealmSwift's failure for an unmanaged map.
+  private func queryableResults() -> Results<Value> {
+    if parent == nil { unmanagedCollectionFailure("RLMDictionary") }
+    return results()
+  }
 
   /// The minimum of a property over the values.
   public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
@@ -298,23 +313,90 @@ struct MapCodingKey: CodingKey {
   init?(intValue: Int) { nil }
 }
 
-extension Map where Value: MinMaxType {
-  /// The smallest value.
-  public func min() -> Value? { results().min(ofProperty: "self") }
-  /// The largest value.
-  public func max() -> Value? { results().max(ofProperty: "self") }
-}
-
-extension Map where Value: AddableType {
-  /// The sum of the values.
-  public func sum() -> Value { results().sum(ofProperty: "self") }
-  /// The average of the values, or nil for an empty map.
-  public func average<T: AddableType>() -> T? { results().average(ofProperty: "self") }
-}
-
-extension Map where Value: SortableType {
-  /// The values, sorted.
-  public func sorted(ascending: Bool = true) -> Results<Value> {
-    results().sorted(byKeyPath: "self", ascending: ascending)
+extension Map: Equatable {
+  /// RealmSwift's equality of maps: two managed maps are equal when they are the same property
+  /// of the same object in the same Realm; two unmanaged maps when they hold equal entries
+  /// (objects by identity); a managed map never equals an unmanaged one.
+  public static func == (lhs: Map, rhs: Map) -> Bool {
+    if lhs === rhs { return true }
+    switch (lhs.parent, rhs.parent) {
+    case (nil, nil):
+      return lhs.unmanaged.count == rhs.unmanaged.count
+        && lhs.unmanaged.allSatisfy { key, value in rhs.unmanaged[key].map { isSame($0, value) } ?? false }
+    case (let a?, let b?):
+      return lhs.propertyIndex == rhs.propertyIndex && isSameStoredObject(a, b)
+    default:
+      return false
+    }
   }
+}
+
+/// A key-value Realm collection (RealmSwift's `RealmKeyedCollection`): `Map`.
+public protocol RealmKeyedCollection: Sequence, CustomStringConvertible {
+  /// The type of the keys.
+  associatedtype Key: _MapKey
+  /// The type of the values.
+  associatedtype Value: RealmCollectionValue
+  /// The Realm of the collection, or nil when unmanaged.
+  var realm: Realm? { get }
+  /// Whether the collection can no longer be accessed.
+  var isInvalidated: Bool { get }
+  /// The number of entries.
+  var count: Int { get }
+  /// Sets the value for `key`, adding the entry if needed.
+  func updateValue(_ value: Value, forKey key: Key)
+  /// Removes the entry for `key` if there is one.
+  func removeObject(for key: Key)
+  /// Removes every entry.
+  func removeAll()
+  /// The value for `key`, or nil; setting nil removes the entry.
+  subscript(key: Key) -> Value? { get set }
+  /// The value for `key`, or nil.
+  func value(forKey key: String) -> AnyObject?
+  /// The value for a key given as a key path, or nil.
+  func value(forKeyPath keyPath: String) -> AnyObject?
+  /// Sets the value for `key`; nil removes the entry.
+  func setValue(_ value: Any?, forKey key: String)
+  /// Whether an entry satisfies `predicate`.
+  func contains(where predicate: @escaping (_ key: Key, _ value: Value) -> Bool) -> Bool
+  /// The values, sorted.
+  func sorted(ascending: Bool) -> Results<Value>
+  /// The values sorted by a property of theirs (or "self").
+  func sorted(byKeyPath keyPath: String, ascending: Bool) -> Results<Value>
+  /// The values sorted by several properties.
+  func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Value> where S.Iterator.Element == SortDescriptor
+  /// Every key.
+  var keys: [Key] { get }
+  /// Every value.
+  var values: [Value] { get }
+  /// The smallest value of a property of the values.
+  func min<T: MinMaxType>(ofProperty property: String) -> T?
+  /// The largest value of a property of the values.
+  func max<T: MinMaxType>(ofProperty property: String) -> T?
+  /// The sum of a property of the values.
+  func sum<T: AddableType>(ofProperty property: String) -> T
+  /// The average of a property of the values.
+  func average<T: AddableType>(ofProperty property: String) -> T?
+  /// Whether the collection belongs to a frozen Realm.
+  var isFrozen: Bool { get }
+  /// A frozen snapshot of the collection.
+  func freeze() -> Self
+  /// The live collection for a frozen one; nil when it no longer exists.
+  func thaw() -> Self?
+}
+
+extension Map: RealmKeyedCollection {}
+
+extension RealmKeyedCollection where Value: MinMaxType {
+  /// The smallest value, or nil when there are none.
+  public func min() -> Value? { min(ofProperty: "self") }
+  /// The largest value, or nil when there are none.
+  public func max() -> Value? { max(ofProperty: "self") }
+}
+
+extension RealmKeyedCollection where Value: AddableType {
+  /// The sum of the values (zero when there are none).
+  public func sum() -> Value { sum(ofProperty: "self") }
+  /// The average of the values, or nil when there are none.
+  public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
 }

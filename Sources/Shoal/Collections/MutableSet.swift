@@ -118,15 +118,22 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     for element in Array(other) { remove(element) }
   }
 
-  /// Values of `key` of every element.
-  public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
+  /// The distinct values of `key` of the elements (`NSSet` semantics, as RealmSwift gives them).
+  public func value(forKey key: String) -> [Any] { distinctValues(kvcValues(self, keyPath: key)) }
   /// Sets `key` of every element (objects).
   public func setValue(_ value: Any?, forKey key: String) {
     for element in self { (element as? ObjectBase)?[key] = value }
   }
 
-  /// The position of `object`, if present.
-  public func index(of object: Element) -> Int? { firstIndex { isSame($0, object) } }
+  /// Not available: a set has no positions ("index(of:) is not available on MutableSet").
+  public func index(of object: Element) -> Int? {
+    fatalError("index(of:) is not available on MutableSet")
+  }
+
+  /// Not available: a set has no positions ("index(matching:) is not available on MutableSet").
+  public func _index(matching predicateFormat: String, arguments: [Any]) -> Int? {
+    fatalError("index(matching:) is not available on MutableSet")
+  }
 
   public var description: String {
     describeCollection(
@@ -141,6 +148,28 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     }
     return Results(unmanaged: Array(self))
   }
+}
+
+extension MutableSet: Equatable {
+  /// RealmSwift's equality of sets: two managed sets are equal when they are the same property
+  /// of the same object in the same Realm; two unmanaged sets when they hold the same elements
+  /// (objects by identity); a managed set never equals an unmanaged one.
+  public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool {
+    if lhs === rhs { return true }
+    switch (lhs.parent, rhs.parent) {
+    case (nil, nil):
+      return lhs.unmanaged.count == rhs.unmanaged.count
+        && lhs.unmanaged.allSatisfy { element in rhs.unmanaged.contains { isSame($0, element) } }
+    case (let a?, let b?):
+      return lhs.propertyIndex == rhs.propertyIndex && isSameStoredObject(a, b)
+    default:
+      return false
+    }
+  }
+}
+
+extension MutableSet: UnmanagedQueryFails, UnorderedRealmCollection {
+  static var objcName: String { "RLMSet" }
 }
 
 extension MutableSet: _Persistable {

@@ -404,14 +404,15 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   public func index(after i: Int) -> Int { i + 1 }
   public func index(before i: Int) -> Int { i - 1 }
 
-  /// The element at `position`.
+  /// The element at `position`; RealmSwift's texts for a negative or too large position.
   public subscript(position: Int) -> Element {
     if state.unmanaged != nil {
-      return state.unmanagedItems()[position] as! Element  // safe: unmanaged results hold only Elements
+      let items = state.unmanagedItems()
+      checkBounds(position, count: items.count)
+      return items[position] as! Element  // safe: unmanaged results hold only Elements
     }
     let items = state.items()
-    precondition(
-      position >= 0 && position < items.count, "Index \(position) is out of bounds (must be less than \(items.count)).")
+    checkBounds(position, count: items.count)
     return element(items[position])
   }
 
@@ -428,17 +429,61 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   /// The position of `object`, or nil.
   public func index(of object: Element) -> Int? {
     if let object = object as? ObjectBase, state.core != nil {
+      // An unmanaged object, or one of another class, is in no managed results.
+      guard object._core != nil, object._table?.name == state.elementTable?.name else { return nil }
       return state.items().firstIndex { CoreLinks.key($0) == object._key }
     }
     return firstIndex { isSame($0, object) }
   }
-  /// Values of `key` of every element.
-  public func value(forKey key: String) -> [Any] { map { Shoal.value(of: $0, key) } }
-  /// Values of a key path of every element.
-  public func value(forKeyPath keyPath: String) -> [Any] { value(forKey: keyPath) }
+  /// An array of the value of `key` of every element (`NSNull` for nil; `"self"` gives the
+  /// elements), as RealmSwift's key-value coding gives it.
+  public func value(forKey key: String) -> Any? { value(forKeyPath: key) }
+
+  /// An array of the value at `keyPath` of every element, or the result of a collection operator:
+  /// `@count`, `@min.property`, `@max.property`, `@sum.property`, `@avg.property` (numbers, nil
+  /// for an empty collection but for `@sum`), `@unionOfObjects.property`,
+  /// `@distinctUnionOfObjects.property`, `@unionOfArrays.property` and
+  /// `@distinctUnionOfArrays.property`.
+  public func value(forKeyPath keyPath: String) -> Any? {
+    if keyPath.hasPrefix("@") { return collectionOperator(keyPath) }
+    return kvcValues(self, keyPath: keyPath)
+  }
+
   /// Sets `key` of every element (objects, in a write transaction).
   public func setValue(_ value: Any?, forKey key: String) {
     for element in Array(self) { (element as? ObjectBase)?[key] = value }
+  }
+
+  /// RealmSwift's collection operators (`RLMResults.valueForKeyPath:`).
+  private func collectionOperator(_ keyPath: String) -> Any? {
+    if keyPath == "@count" { return NSNumber(value: count) }
+    let parts = keyPath.dropFirst().split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+    let name = String(parts.first ?? "")
+    let operators = [
+      "min", "max", "sum", "avg", "unionOfObjects", "distinctUnionOfObjects", "unionOfArrays", "distinctUnionOfArrays",
+    ]
+    guard operators.contains(name) else {
+      fatalError("Unsupported KVC collection operator found in key path '\(keyPath)'")
+    }
+    guard parts.count == 2, !parts[1].isEmpty else {
+      fatalError("Missing key path for KVC collection operator \(name) in key path '\(keyPath)'")
+    }
+    let property = String(parts[1])
+    if property.contains(".") { fatalError("Nested key paths are not supported yet for KVC collection operators.") }
+    switch name {
+    case "min": return aggregate(.min, property).flatMap(foundationValue)
+    case "max": return aggregate(.max, property).flatMap(foundationValue)
+    case "sum": return aggregate(.sum, property).flatMap(foundationValue) ?? NSNumber(value: 0)
+    case "avg": return aggregate(.average, property).flatMap(foundationValue)
+    case "unionOfObjects": return kvcValues(self, keyPath: property)
+    case "distinctUnionOfObjects": return distinctValues(kvcValues(self, keyPath: property))
+    default:
+      if property == "self" {
+        fatalError("self is not a valid key-path for a KVC array collection operator as '\(name)'.")
+      }
+      let union = kvcValues(self, keyPath: property).flatMap { ($0 as? [Any]) ?? [$0] }
+      return name == "unionOfArrays" ? union : distinctValues(union)
+    }
   }
 
   public var description: String {
@@ -479,7 +524,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   /// The elements matching a type-safe query: `results.where { $0.age > 21 && $0.name.starts(with: "A") }`.
   public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-    let query = isIncluded(Query<Element>())
+    let query = isIncluded(Query<Element>.root)
     return filter(query.predicate, argumentList: query.arguments)
   }
 
@@ -491,6 +536,17 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   /// The elements sorted by several properties, the first deciding first.
   public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
     let descriptors = Array(sortDescriptors)
+    // No descriptors: these very results, as RealmSwift returns them.
+    if descriptors.isEmpty { return self }
+    if let element = state.primitiveElement {
+      // realm-core's rules for collections of values: one key path, `self`.
+      let typeName = element.type == .decimal128 ? "decimal" : element.type.description
+      if descriptors.count > 1 { fatalError("Cannot sort array of '\(typeName)' on more than one key path") }
+      if descriptors[0].keyPath != "self" {
+        fatalError(
+          "Cannot sort on key path '\(descriptors[0].keyPath)': arrays of '\(typeName)' can only be sorted on 'self'")
+      }
+    }
     if let core = state.core {
       for descriptor in descriptors { _ = state.resolve(descriptor.keyPath, core: core) }
     }
@@ -502,6 +558,9 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   /// The first element for each distinct combination of the key paths' values.
   public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
     let paths = Array(keyPaths)
+    for path in paths where path.contains("@") {
+      fatalError("Cannot distinct on keypath '\(path)': KVC collection operators are not supported.")
+    }
     if let core = state.core {
       for path in paths { _ = state.resolve(path, core: core) }
     }
@@ -512,11 +571,14 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   // MARK: Aggregates
 
-  private func propertyValues(_ property: String) -> [RowValue] {
+  /// The values of `property` of the elements (nil values left out), once the property has
+  /// passed RealmSwift's checks for `aggregate`.
+  private func propertyValues(_ property: String, for aggregate: CollectionAggregate) -> [RowValue] {
+    state.checkAggregate(property, aggregate, elementType: Element._rlmTypeInfo)
     if state.unmanaged != nil {
       return state.unmanagedItems().compactMap { item in
         let value = property == "self" ? item : Shoal.value(of: item, property)
-        return RowValue(scalar: value)
+        return unwrapOptional(value).flatMap { RowValue(scalar: $0) }
       }
     }
     guard let core = state.core else { return [] }
@@ -524,57 +586,70 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     return state.items().map { state.value($0, path: path, core: core) }.filter { !$0.isNull }
   }
 
+  /// The minimum, maximum, sum or average of `property`: nil when there are no values, but for
+  /// the sum, which is then zero.
+  func aggregate(_ aggregate: CollectionAggregate, _ property: String) -> RowValue? {
+    let values = propertyValues(property, for: aggregate)
+    switch aggregate {
+    case .min, .max:
+      guard var best = values.first else { return nil }
+      for value in values.dropFirst()
+      where QueryKeyPaths.sortsBefore(value, best) == (aggregate == .min) && value != best {
+        best = value
+      }
+      return best
+    case .sum:
+      if values.contains(where: { if case .decimal = $0 { return true } else { return false } }) {
+        var total = Decimal128()
+        for case .decimal(let d) in values { total += d }
+        return .decimal(total)
+      }
+      if values.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
+        var total: Int64 = 0
+        for case .int(let i) in values { total &+= i }
+        return .int(total)
+      }
+      return .double(values.reduce(0.0) { $0 + (QueryKeyPaths.double($1) ?? 0) })
+    case .average:
+      guard !values.isEmpty else { return nil }
+      if case .decimal = values[0] {
+        var total = Decimal128()
+        for case .decimal(let d) in values { total += d }
+        return .decimal(total / Decimal128(values.count))
+      }
+      let total = values.reduce(0.0) { $0 + (QueryKeyPaths.double($1) ?? 0) }
+      return .double(total / Double(values.count))
+    }
+  }
+
   /// The smallest value of a property, or nil when there are no values.
   public func min<T: MinMaxType>(ofProperty property: String) -> T? {
-    extreme(property, smallest: true)
+    aggregate(.min, property).flatMap(convert)
   }
 
   /// The largest value of a property, or nil when there are no values.
   public func max<T: MinMaxType>(ofProperty property: String) -> T? {
-    extreme(property, smallest: false)
-  }
-
-  private func extreme<T>(_ property: String, smallest: Bool) -> T? {
-    let values = propertyValues(property)
-    guard var best = values.first else { return nil }
-    for value in values.dropFirst() where QueryKeyPaths.sortsBefore(value, best) == smallest && value != best {
-      best = value
-    }
-    return convert(best)
+    aggregate(.max, property).flatMap(convert)
   }
 
   /// The sum of a property (zero when there are no values).
   public func sum<T: AddableType>(ofProperty property: String) -> T {
-    let values = propertyValues(property)
-    if values.contains(where: { if case .decimal = $0 { return true } else { return false } }) {
-      var total = Decimal128()
-      for case .decimal(let d) in values { total += d }
-      return convert(.decimal(total)) ?? convertZero()
-    }
-    if values.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
-      var total: Int64 = 0
-      for case .int(let i) in values { total &+= i }
-      return convert(.int(total)) ?? convertZero()
-    }
-    let total = values.reduce(0.0) { $0 + (QueryKeyPaths.double($1) ?? 0) }
-    return convert(.double(total)) ?? convertZero()
+    aggregate(.sum, property).flatMap(convert) ?? convertZero()
   }
 
   /// The average of a property, or nil when there are no values.
   public func average<T: AddableType>(ofProperty property: String) -> T? {
-    let values = propertyValues(property)
-    guard !values.isEmpty else { return nil }
-    if case .decimal = values[0] {
-      var total = Decimal128()
-      for case .decimal(let d) in values { total += d }
-      return convert(.decimal(total / Decimal128(values.count)))
-    }
-    let total = values.reduce(0.0) { $0 + (QueryKeyPaths.double($1) ?? 0) }
-    return convert(.double(total / Double(values.count)))
+    aggregate(.average, property).flatMap(convert)
   }
 
   private func convert<T>(_ value: RowValue) -> T? {
-    guard let persistable = T.self as? any _Persistable.Type else { return value.anyValue as? T }
+    guard let persistable = T.self as? any _Persistable.Type else {
+      // `NSNumber` and `NSDate`, as RealmSwift bridges aggregates.
+      if T.self == NSDate.self, case .date(let date) = value {
+        return NSDate(timeIntervalSince1970: date.timeIntervalSince1970) as? T
+      }
+      return foundationValue(value) as? T ?? value.anyValue as? T
+    }
     return persistable._rlmFromAny(value.anyValue) as? T
   }
 

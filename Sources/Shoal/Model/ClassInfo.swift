@@ -144,7 +144,7 @@ final class ClassInfo: Sendable {
 
   /// The schema of the class as declared in code.
   var objectSchema: ObjectSchema {
-    ObjectSchema(
+    var schema = ObjectSchema(
       className: className, isEmbedded: isEmbedded,
       properties: fields.map { field in
         Property(
@@ -155,6 +155,8 @@ final class ClassInfo: Sendable {
           isIndexed: field.options.indexed || field.options.primaryKey,
           isPrimary: field.options.primaryKey)
       })
+    schema.objectType = type
+    return schema.mappingColumnNames(type.propertiesMapping())
   }
 }
 

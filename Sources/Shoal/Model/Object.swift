@@ -66,6 +66,16 @@ open class ObjectBase: CustomStringConvertible {
   /// The name of the class in the schema.
   open class func className() -> String { ClassInfo.of(self).className }
 
+  /// The schema of this class as its declaration gives it (RealmSwift's `sharedSchema()`, from
+  /// `RLMObjectBase`): the persisted properties in declaration order, the primary key, whether it
+  /// is embedded. Nil for the base classes and for `DynamicObject`, which declare no schema.
+  open class func sharedSchema() -> ObjectSchema? {
+    if self == Object.self || self == EmbeddedObject.self || self == ObjectBase.self || self is DynamicObject.Type {
+      return nil
+    }
+    return ClassInfo.of(self).objectSchema
+  }
+
   /// The schema of this object's class.
   var _classInfo: ClassInfo { ClassInfo.of(type(of: self)) }
 
@@ -101,19 +111,21 @@ open class ObjectBase: CustomStringConvertible {
 
   open var description: String {
     let info = _classInfo
-    if _invalidated { return "[invalid object]" }
+    if isInvalidated { return "[invalid object]" }
     if let dynamic = _dynamic as? ManagedDynamicRow {
       // A dynamic object: the class's properties come from its schema.
       var lines = ["\(dynamic.table.name) {"]
       for property in dynamic.table.properties where property.collection != .linkingObjects {
-        lines.append("\t\(property.name) = \(describeValue(self[property.name]));")
+        let isData = property.type == .data && property.collection == .none
+        lines.append("\t\(property.name) = \(describePropertyValue(self[property.name], isData: isData));")
       }
       lines.append("}")
       return lines.joined(separator: "\n")
     }
     var lines = ["\(info.className) {"]
     for field in info.fields where field.options.originProperty == nil {
-      lines.append("\t\(field.name) = \(describeValue(self[field.name]));")
+      let isData = field.typeInfo.type == .data && field.typeInfo.collection == .none
+      lines.append("\t\(field.name) = \(describePropertyValue(self[field.name], isData: isData));")
     }
     lines.append("}")
     return lines.joined(separator: "\n")
@@ -131,22 +143,36 @@ open class ObjectBase: CustomStringConvertible {
       // A nil optional reads as nil, not as a wrapped `Optional.none`.
       return field.typeInfo.isOptional ? flattenedOptional(value) : value
     }
-    set {
-      if let dynamic = _dynamic, let object = self as? DynamicObject {
-        dynamic.setValue(newValue, of: object, key)
-        return
+    set { _setValue(newValue, forKey: key, bySubscript: true) }
+  }
+
+  /// Writes a property by name. Through the subscript (`bySubscript`) a managed object is
+  /// checked as RealmSwift's `RLMDynamicValidatedSet` checks it: it must not be deleted, its
+  /// primary key cannot be set, and a link takes only an object of its class (or, for an
+  /// embedded object, anything that makes one). `setValue(_:forKey:)` and Shoal's own updates
+  /// set like the property's setter.
+  func _setValue(_ newValue: Any?, forKey key: String, bySubscript: Bool) {
+    if let dynamic = _dynamic, let object = self as? DynamicObject {
+      dynamic.setValue(newValue, of: object, key)
+      return
+    }
+    let info = _classInfo
+    if bySubscript, _core != nil, isInvalidated { fatalError("Object has been deleted or invalidated.") }
+    guard let field = info.field(named: key) else {
+      fatalError(Realm.Error.invalidProperty(key, className: info.className).description)
+    }
+    if let core = _core, let table = _table {
+      if bySubscript, field.options.primaryKey {
+        fatalError("Primary key can't be changed to '\(describeValue(newValue))' after an object is inserted.")
       }
-      let info = _classInfo
-      guard let field = info.field(named: key) else {
-        fatalError(Realm.Error.invalidProperty(key, className: info.className).description)
-      }
-      if let core = _core, let table = _table {
-        core.setAny(newValue, of: self, table: table, field: field)
-        return
-      }
-      guard field.wrapperType.setAnyValue(newValue, at: _fieldAddress(field)) else {
-        fatalError(invalidValueMessage(newValue, for: field, of: info.className))
-      }
+      let value = _kvcCoerced(newValue, for: field, className: table.name)
+      if bySubscript { _kvcCheckLinkedObjects(value, for: field, className: table.name) }
+      core.setAny(value, of: self, table: table, field: field)
+      return
+    }
+    let value = _kvcCoerced(newValue, for: field, className: info.className)
+    guard field.wrapperType.setAnyValue(value, at: _fieldAddress(field)) else {
+      fatalError(invalidValueMessage(value, for: field, of: info.className))
     }
   }
 
@@ -156,6 +182,14 @@ open class ObjectBase: CustomStringConvertible {
   }
 }
 
+/// One step of a key path: a property of an object, or of each element of a collection.
+private func keyValueStep(_ value: Any?, _ key: String) -> Any? {
+  guard let value = flattenedOptional(value) else { return nil }
+  if let object = value as? ObjectBase { return object[key] }
+  let elements = ((value as? any _KVCCollection)?._kvcContents as? [Any]) ?? (value as? [Any])
+  return elements.map { $0.map { keyValueStep($0, key) as Any } }
+}
+
 /// `value` with every level of `Optional` taken off: nil when any level is nil.
 func flattenedOptional(_ value: Any?) -> Any? {
   guard let value else { return nil }
@@ -163,15 +197,6 @@ func flattenedOptional(_ value: Any?) -> Any? {
   guard mirror.displayStyle == .optional else { return value }
   guard let wrapped = mirror.children.first else { return nil }
   return flattenedOptional(wrapped.value)
-}
-
-/// RealmSwift's message for a value of the wrong type given for a property.
-func invalidValueMessage(_ value: Any?, for field: ClassInfo.Field, of className: String) -> String {
-  let shown = flattenedOptional(value)
-  let text = shown.map { "\($0)" } ?? "(null)"
-  let typeName = shown.map { "\(type(of: $0))" } ?? "(null)"
-  return "Invalid value '\(text)' of type '\(typeName)' for '\(field.typeDescription)' property "
-    + "'\(className).\(field.name)'."
 }
 
 /// Runs `body` one level deeper into a description; past RealmSwift's five levels (links may
@@ -195,6 +220,20 @@ func describeValue(_ value: Any?) -> String {
     return describingOneLevelDeeper { "\(value)" }.replacingOccurrences(of: "\n", with: "\n\t")
   }
   return "\(value)"
+}
+
+/// A property's value as an object's description prints it: `Data` as RealmSwift prints it
+/// there, its first 24 bytes in hex (in groups of four) and its length, `<61626364 65 — 5 total
+/// bytes>`; any other value as `describeValue` does.
+func describePropertyValue(_ value: Any?, isData: Bool) -> String {
+  guard isData, let data = flattenedOptional(value) as? Data else { return describeValue(value) }
+  let shown = data.prefix(24)
+  var hex = ""
+  for (offset, byte) in shown.enumerated() {
+    if offset > 0, offset % 4 == 0 { hex += " " }
+    hex += String(format: "%02x", byte)
+  }
+  return "<\(hex) — \(data.count) total bytes>"
 }
 
 /// The collections whose descriptions nest inside an object's (indented, depth-limited).
@@ -286,8 +325,33 @@ open class Object: ObjectBase, RealmCollectionValue {
 
   /// Same as `self[key]`.
   open func value(forKey key: String) -> Any? { self[key] }
-  /// Same as `self[key] = value`.
-  open func setValue(_ value: Any?, forKey key: String) { self[key] = value }
+  /// Sets a property by name, as its setter does (key-value coding); unlike the subscript on a
+  /// managed object, it converts dictionaries and arrays given for links into objects.
+  open func setValue(_ value: Any?, forKey key: String) { _setValue(value, forKey: key, bySubscript: false) }
+
+  /// The value at a dotted key path, as key-value coding reads it (`"dog.name"`): each
+  /// component is read from the object before it; through a collection, from each element.
+  open func value(forKeyPath keyPath: String) -> Any? {
+    var current: Any? = self
+    for key in keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init) {
+      current = keyValueStep(current, key)
+    }
+    return current
+  }
+
+  /// Sets the value at a dotted key path: `setValue(_:forKey:)` on the object the path leads to.
+  open func setValue(_ value: Any?, forKeyPath keyPath: String) {
+    var components = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    let last = components.removeLast()
+    var target: ObjectBase = self
+    for key in components {
+      guard let next = flattenedOptional(target[key]) as? ObjectBase else {
+        fatalError("Cannot set a value through '\(key)' of key path '\(keyPath)': it is not an object.")
+      }
+      target = next
+    }
+    target[last] = value
+  }
 
   // MARK: _Persistable (links)
 
@@ -379,10 +443,13 @@ extension ObjectBase {
   /// Assigns `value` to an unmanaged object, as RealmSwift's `init(value:)`: a dictionary sets
   /// the properties it names (other keys are ignored), an array sets the first properties in
   /// declaration order (the rest keep their defaults), an object copies the properties of
-  /// the same names.
+  /// the same names (it must have them all; collections are copied, linked objects shared).
   func _assign(_ value: Any) {
     let info = _classInfo
     let fields = info.fields.filter { $0.options.originProperty == nil }
+    guard let value = flattenedOptional(value), !(value is NSNull) else {
+      fatalError("Must provide a non-nil value.")
+    }
     if let dictionary = value as? [String: Any?] {
       for field in fields { if let item = dictionary[field.name] { self[field.name] = item } }
     } else if let dictionary = value as? [String: Any] {
@@ -393,7 +460,13 @@ extension ObjectBase {
       }
       for (field, item) in zip(fields, array) { self[field.name] = item }
     } else if let other = value as? ObjectBase {
-      for field in fields where other._classInfo.field(named: field.name) != nil {
+      // Read by name as key-value coding reads it: every property must be there.
+      let otherSchema = other.objectSchema
+      for field in fields {
+        guard otherSchema[field.name] != nil else {
+          fatalError(
+            "Invalid value '\(other)' to initialize object of type '\(info.className)': missing key '\(field.name)'")
+        }
         self[field.name] = other[field.name]
       }
     } else {

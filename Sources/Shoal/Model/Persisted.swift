@@ -151,6 +151,53 @@ extension Persisted where Value: _PrimaryKey {
   }
 }
 
+// Enums index and key by their raw values (RealmSwift constrains these initialisers on the
+// stored type, so an enum whose raw type can be a primary key or indexed can be one too).
+extension Persisted where Value: PersistableEnum, Value.RawValue: _Indexable {
+  /// Declares an indexed enum property: equality queries on it use the index of raw values.
+  @inlinable public init(indexed: Bool) {
+    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
+  }
+  /// Declares an indexed enum property with a default value.
+  @inlinable public init(wrappedValue value: Value, indexed: Bool) {
+    self.init(storage: .unmanaged(value), options: PersistedOptions(indexed: indexed))
+  }
+}
+
+extension Persisted where Value: PersistableEnum, Value.RawValue: _PrimaryKey {
+  /// Declares an enum primary key, keyed by its raw value.
+  @inlinable public init(primaryKey: Bool) {
+    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
+  }
+  /// Declares an enum primary key with a default value.
+  @inlinable public init(wrappedValue value: Value, primaryKey: Bool) {
+    self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
+  }
+}
+
+extension Persisted {
+  /// Declares an indexed optional enum property.
+  @inlinable public init<Wrapped: PersistableEnum>(indexed: Bool)
+  where Value == Wrapped?, Wrapped.RawValue: _Indexable {
+    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
+  }
+  /// Declares an indexed optional enum property with a default value.
+  @inlinable public init<Wrapped: PersistableEnum>(wrappedValue value: Value, indexed: Bool)
+  where Value == Wrapped?, Wrapped.RawValue: _Indexable {
+    self.init(storage: .unmanaged(value), options: PersistedOptions(indexed: indexed))
+  }
+  /// Declares an optional enum primary key, keyed by its raw value (nil is a key too).
+  @inlinable public init<Wrapped: PersistableEnum>(primaryKey: Bool)
+  where Value == Wrapped?, Wrapped.RawValue: _PrimaryKey {
+    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
+  }
+  /// Declares an optional enum primary key with a default value.
+  @inlinable public init<Wrapped: PersistableEnum>(wrappedValue value: Value, primaryKey: Bool)
+  where Value == Wrapped?, Wrapped.RawValue: _PrimaryKey {
+    self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
+  }
+}
+
 extension Persisted where Value: LinkingObjectsProtocol {
   /// Declares the objects that link to this one through `originProperty` of `Value.Element`.
   @inlinable public init(originProperty: String) {
@@ -190,10 +237,13 @@ protocol PersistedField: SendableMetatype {
   static func managedAnyValue(of object: ObjectBase, index: Int) -> Any
   /// Sets a managed object's property from `Any`; false when the value has the wrong type.
   static func setManagedAnyValue(_ value: Any?, of object: ObjectBase, index: Int) -> Bool
+  /// The property's collection type, for a `List`, `MutableSet` or `Map` property.
+  static var collectionType: (any _KVCCollection.Type)? { get }
 }
 
 extension Persisted: PersistedField {
   static var valueTypeInfo: _PersistedTypeInfo { Value._rlmTypeInfo }
+  static var collectionType: (any _KVCCollection.Type)? { Value.self as? any _KVCCollection.Type }
 
   static func options(at address: UnsafeRawPointer) -> PersistedOptions {
     address.assumingMemoryBound(to: Persisted<Value>.self).pointee.options

@@ -90,7 +90,7 @@ extension List {
     keyPaths: [String]? = nil, on actor: A,
     _ block: @Sendable @escaping (isolated A, RealmCollectionChange<List<Element>>) -> Void
   ) async -> NotificationToken {
-    guard parent?._core != nil else { fatalError("Only collections managed by a Realm can be observed") }
+    guard parent?._core != nil else { unmanagedCollectionFailure("RLMArray") }
     return await RealmCore.observeCollection(
       results().state, keyPaths: keyPaths, actor: actor, rebuild: List.rebuilt, block: block)
   }
@@ -103,7 +103,7 @@ extension MutableSet {
     keyPaths: [String]? = nil, on actor: A,
     _ block: @Sendable @escaping (isolated A, RealmCollectionChange<MutableSet<Element>>) -> Void
   ) async -> NotificationToken {
-    guard parent?._core != nil else { fatalError("Only collections managed by a Realm can be observed") }
+    guard parent?._core != nil else { unmanagedCollectionFailure("RLMSet") }
     return await RealmCore.observeCollection(
       results().state, keyPaths: keyPaths, actor: actor, rebuild: MutableSet.rebuilt, block: block)
   }
@@ -155,7 +155,7 @@ extension Map {
     _ block: @Sendable @escaping (isolated A, RealmMapChange<Map<Key, Value>>) -> Void
   ) async -> NotificationToken {
     guard let parent, let core = parent._core, let table = parent._table else {
-      fatalError("Only collections managed by a Realm can be observed")
+      unmanagedCollectionFailure("RLMDictionary")
     }
     let token = NotificationToken()
     let (tableName, key, index) = (table.name, parent._key, propertyIndex)

@@ -169,7 +169,7 @@ extension List {
     keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
     _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void
   ) -> NotificationToken {
-    guard let core = parent?._core else { fatalError("Only collections managed by a Realm can be observed") }
+    guard let core = parent?._core else { unmanagedCollectionFailure("RLMArray") }
     return core.observeCollection(
       results().state, keyPaths: keyPaths, queue: queue, rebuild: List.rebuilt, collection: self, block: block)
   }
@@ -196,7 +196,7 @@ extension MutableSet {
     keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
     _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void
   ) -> NotificationToken {
-    guard let core = parent?._core else { fatalError("Only collections managed by a Realm can be observed") }
+    guard let core = parent?._core else { unmanagedCollectionFailure("RLMSet") }
     return core.observeCollection(
       results().state, keyPaths: keyPaths, queue: queue, rebuild: MutableSet.rebuilt, collection: self, block: block)
   }
@@ -263,7 +263,7 @@ extension Map {
     _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void
   ) -> NotificationToken {
     guard let parent, let core = parent._core, let table = parent._table else {
-      fatalError("Only collections managed by a Realm can be observed")
+      unmanagedCollectionFailure("RLMDictionary")
     }
     let token = NotificationToken()
     let index = propertyIndex

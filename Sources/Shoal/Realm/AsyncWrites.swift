@@ -77,9 +77,11 @@ extension Realm {
     !core.asyncWrites.pending.isEmpty || core.asyncWrites.running > 0
   }
 
-  /// Runs `block` in a write transaction and commits it, from async code.
+  /// Runs `block` in a write transaction and commits it, from async code. It runs on its
+  /// caller's executor (as RealmSwift's, isolated to its caller), so a Realm confined to the
+  /// calling thread stays on it.
   @discardableResult
-  public func asyncWrite<Result>(_ block: () throws -> Result) async throws -> Result {
+  nonisolated(nonsending) public func asyncWrite<Result>(_ block: () throws -> Result) async throws -> Result {
     try write(block)
   }
 }

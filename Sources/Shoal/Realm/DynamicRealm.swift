@@ -84,7 +84,9 @@ extension RealmCore {
   /// The stored form of a value given to a dynamic object: scalars, `DynamicObject`s and
   /// objects of this Realm (links), arrays (lists) and dictionaries (maps).
   func dynamicStoredValue(_ value: Any?) -> RowValue {
-    RowValue(dynamic: value) { item in
+    // A collection given whole is stored by its contents (it may be the property's own list).
+    let value = (value as? any _KVCCollection)?._kvcContents ?? value
+    return RowValue(dynamic: value) { item in
       guard let object = item as? ObjectBase, object._core != nil, object._table != nil else { return nil }
       return linkValue(to: object)
     }
@@ -119,7 +121,18 @@ final class ManagedDynamicRow: DynamicAccess {
       fatalError("Object has been deleted or invalidated.")
     }
     guard index < row.count else { return nil }
-    return anyValue(row[index], property: table.properties[index])
+    let property = table.properties[index]
+    // Collections of objects come back live, their elements as `DynamicObject`s, as RealmSwift's
+    // `DynamicObject` subscript returns them.
+    if property.type == .object, let target = property.objectClassName.flatMap(core.table(named:)) {
+      switch property.collection {
+      case .list: return List<DynamicObject>(parent: object, index: index, dynamicTable: target)
+      case .set: return MutableSet<DynamicObject>(parent: object, index: index, dynamicTable: target)
+      case .map: return Map<String, DynamicObject?>(parent: object, index: index, dynamicTable: target)
+      case .none, .linkingObjects: break
+      }
+    }
+    return anyValue(row[index], property: property)
   }
 
   private func anyValue(_ value: RowValue, property: Property) -> Any? {
@@ -138,7 +151,7 @@ final class ManagedDynamicRow: DynamicAccess {
     core.requireWrite()
     let index = index(name)
     if table.primaryKeyIndex == index {
-      fatalError("Primary key can't be changed after an object is inserted.")
+      fatalError("Primary key can't be changed to '\(describeValue(value))' after an object is inserted.")
     }
     core.setStoredValue(core.dynamicStoredValue(value), of: object, table: table, at: index)
   }

@@ -105,12 +105,12 @@ extension List {
   public var isFrozen: Bool { parent?._core?.isFrozen ?? false }
   /// A frozen copy of the list.
   public func freeze() -> List {
-    guard let parent else { fatalError("Unmanaged collections cannot be frozen.") }
+    guard let parent else { unmanagedCollectionFailure("RLMArray") }
     return List(parent: parent.frozenCopy() as ObjectBase, index: propertyIndex)
   }
   /// The live list for a frozen one; nil when its object was deleted.
   public func thaw() -> List? {
-    guard let parent else { fatalError("Unmanaged collections cannot be thawed.") }
+    guard let parent else { unmanagedCollectionFailure("RLMArray") }
     return (parent.thawedCopy() as ObjectBase?).map { List(parent: $0, index: propertyIndex) }
   }
 }
@@ -120,12 +120,12 @@ extension MutableSet {
   public var isFrozen: Bool { parent?._core?.isFrozen ?? false }
   /// A frozen copy of the set.
   public func freeze() -> MutableSet {
-    guard let parent else { fatalError("Unmanaged collections cannot be frozen.") }
+    guard let parent else { unmanagedCollectionFailure("RLMSet") }
     return MutableSet(parent: parent.frozenCopy() as ObjectBase, index: propertyIndex)
   }
   /// The live set for a frozen one; nil when its object was deleted.
   public func thaw() -> MutableSet? {
-    guard let parent else { fatalError("Unmanaged collections cannot be thawed.") }
+    guard let parent else { unmanagedCollectionFailure("RLMSet") }
     return (parent.thawedCopy() as ObjectBase?).map { MutableSet(parent: $0, index: propertyIndex) }
   }
 }
@@ -135,12 +135,12 @@ extension Map {
   public var isFrozen: Bool { parent?._core?.isFrozen ?? false }
   /// A frozen copy of the map.
   public func freeze() -> Map {
-    guard let parent else { fatalError("Unmanaged collections cannot be frozen.") }
+    guard let parent else { unmanagedCollectionFailure("RLMDictionary") }
     return Map(parent: parent.frozenCopy() as ObjectBase, index: propertyIndex)
   }
   /// The live map for a frozen one; nil when its object was deleted.
   public func thaw() -> Map? {
-    guard let parent else { fatalError("Unmanaged collections cannot be thawed.") }
+    guard let parent else { unmanagedCollectionFailure("RLMDictionary") }
     return (parent.thawedCopy() as ObjectBase?).map { Map(parent: $0, index: propertyIndex) }
   }
 }

@@ -266,7 +266,8 @@ final class MigrationRow: DynamicAccess {
   }
 
   private func storedValue(_ value: Any?) -> RowValue {
-    RowValue(dynamic: value) { object in
+    let value = (value as? any _KVCCollection)?._kvcContents ?? value
+    return RowValue(dynamic: value) { object in
       ((object as? DynamicObject)?._dynamic as? MigrationRow).map { .link($0.key) }
     }
   }

@@ -98,12 +98,17 @@ public struct Realm {
 
   /// Moves to the newest version; true when that changed what this Realm sees.
   @discardableResult
-  public func refresh() -> Bool { core.refresh() }
+  public func refresh() -> Bool {
+    core.verifyThread()
+    return core.refresh()
+  }
 
   /// Moves to the newest version (RealmSwift's `asyncRefresh`); true when that changed what
   /// this Realm sees. Shoal's refresh does not block on other writers, so it completes at once.
+  /// It runs on its caller's executor, as RealmSwift's does, so a Realm confined to the calling
+  /// thread stays on it.
   @discardableResult
-  public func asyncRefresh() async -> Bool { refresh() }
+  nonisolated(nonsending) public func asyncRefresh() async -> Bool { refresh() }
 
   /// Releases the version this Realm pins; the next access reads the newest one.
   public func invalidate() { core.invalidate() }
@@ -136,6 +141,9 @@ public struct Realm {
 
   /// Creates an object from a dictionary, array or object of values; with an update policy,
   /// updates the existing object with the same primary key instead (only the given properties).
+  ///
+  /// Objects `value` links to that belong to another Realm, and embedded objects that already
+  /// have a parent, are copied; other objects of this Realm are linked as they are.
   @discardableResult
   public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) -> T {
     core.requireWrite(RealmCore.objectsNeedWrite)
@@ -146,18 +154,12 @@ public struct Realm {
         fatalError("'\(info.className)' does not have a primary key and can not be updated")
       }
       let pkName = info.fields[pkIndex].name
-      var pkValue: Any?
-      if let dictionary = value as? [String: Any] { pkValue = dictionary[pkName] }
-      if let object = value as? ObjectBase { pkValue = object[pkName] }
-      if let array = value as? [Any], pkIndex < array.count { pkValue = array[pkIndex] }
-      if let pkValue, let stored = info.fields[pkIndex].storedKeyValue(pkValue),
+      if let pkValue = Self.value(named: pkName, in: value, info: info),
+        let stored = info.fields[pkIndex].storedKeyValue(pkValue as Any),
         let key = core.key(forPrimaryKey: stored, in: table), let existing = core.object(table, key) as? T
       {
-        var pairs: [(String, Any?)] = []
-        if let dictionary = value as? [String: Any] { pairs = dictionary.map { ($0.key, $0.value) } }
-        if let array = value as? [Any] { pairs = zip(info.fields.map(\.name), array).map { ($0, $1) } }
-        if let object = value as? ObjectBase { pairs = info.fields.map { ($0.name, object[$0.name]) } }
-        applyUpdate(to: existing, info: info, pairs: pairs, skipping: pkName, update: update)
+        applyUpdate(
+          to: existing, info: info, pairs: Self.pairs(of: value, info: info), skipping: pkName, update: update)
         return existing
       }
     }
@@ -177,8 +179,95 @@ public struct Realm {
     }
     let object = T()
     object._assign(value)
+    var copies: [String: ObjectBase] = [:]
+    detachLinks(of: object, copies: &copies)
     core.add(object, update: update)
     return object
+  }
+
+  /// The value `value` (a dictionary, an array in property order, or an object) gives for the
+  /// property `name`; nil when it gives none (`.some(nil)` when it gives nil).
+  private static func value(named name: String, in value: Any, info: ClassInfo) -> Any?? {
+    pairs(of: value, info: info).first { $0.0 == name }.map { $0.1 }
+  }
+
+  /// The (property, value) pairs `value` gives, as key-value coding reads them: a dictionary's
+  /// entries for properties of the class (other keys are ignored), an array's values in
+  /// property order, or an object's values of the properties it has.
+  private static func pairs(of value: Any, info: ClassInfo) -> [(String, Any?)] {
+    let names = info.fields.filter { $0.options.originProperty == nil }.map(\.name)
+    if let dictionary = value as? [String: Any?] {
+      return names.compactMap { name in dictionary[name].map { (name, $0) } }
+    }
+    if let dictionary = value as? [String: Any] {
+      return names.compactMap { name in dictionary[name].map { (name, $0) } }
+    }
+    if let array = value as? [Any?] { return zip(names, array).map { ($0, $1) } }
+    if let object = value as? ObjectBase {
+      let schema = object.objectSchema
+      return names.filter { schema[$0] != nil }.map { ($0, object[$0]) }
+    }
+    return []
+  }
+
+  /// Replaces, in the unmanaged `object` being created and the unmanaged objects it links to,
+  /// each linked object that cannot be linked as it is: objects of another Realm and embedded
+  /// objects that already have a parent are copied (RealmSwift's create copies them).
+  /// `copies` maps each copied object to its copy, so shared links stay shared.
+  private func detachLinks(of object: ObjectBase, copies: inout [String: ObjectBase]) {
+    guard object._core == nil else { return }
+    for field in object._classInfo.fields where field.typeInfo.objectType != nil {
+      let current = object._unmanagedValue(field)
+      switch field.typeInfo.collection {
+      case .linkingObjects:
+        continue
+      case .none:
+        if let linked = flattenedOptional(current) as? ObjectBase, let copy = detached(linked, copies: &copies) {
+          object[field.name] = copy
+        }
+      case .list, .set:
+        guard let elements = (current as? any _KVCCollection)?._kvcContents as? [Any] else { continue }
+        var replaced = false
+        let mapped = elements.map { element -> Any in
+          guard let linked = flattenedOptional(element) as? ObjectBase, let copy = detached(linked, copies: &copies)
+          else { return element }
+          replaced = true
+          return copy
+        }
+        if replaced { object[field.name] = mapped }
+      case .map:
+        guard let entries = (current as? any _KVCCollection)?._kvcContents as? [String: Any] else { continue }
+        var replaced = false
+        let mapped = entries.mapValues { element -> Any in
+          guard let linked = flattenedOptional(element) as? ObjectBase, let copy = detached(linked, copies: &copies)
+          else { return element }
+          replaced = true
+          return copy
+        }
+        if replaced { object[field.name] = mapped }
+      }
+    }
+  }
+
+  /// The copy to link instead of `linked`, or nil to link `linked` itself (after detaching the
+  /// links of an unmanaged one).
+  private func detached(_ linked: ObjectBase, copies: inout [String: ObjectBase]) -> ObjectBase? {
+    guard let linkedCore = linked._core, let table = linked._table else {
+      let id = "unmanaged/\(ObjectIdentifier(linked).hashValue)"
+      if copies[id] == nil {
+        copies[id] = linked
+        detachLinks(of: linked, copies: &copies)
+      }
+      return nil
+    }
+    guard linked is EmbeddedObject || !linkedCore.sharesFile(with: core), !(linked is DynamicObject) else { return nil }
+    let id = "\(ObjectIdentifier(linkedCore.file).hashValue)/\(table.name)/\(linked._key)"
+    if let copy = copies[id] { return copy }
+    let copy = type(of: linked).init()
+    copies[id] = copy
+    copy._assign(linked)
+    detachLinks(of: copy, copies: &copies)
+    return copy
   }
 
   /// The existing object a dictionary given for link `field` names by its primary key, with
@@ -198,29 +287,58 @@ public struct Realm {
 
   /// Writes `pairs` to the existing object of an update. A dictionary given for a link to a
   /// class with a primary key updates the object with that key when there is one, leaving the
-  /// properties it does not name as they are (as Realm Core does).
+  /// properties it does not name as they are (as Realm Core does). With `.modified`, values
+  /// given for an embedded object the property already holds update that object in place.
   private func applyUpdate(
     to existing: ObjectBase, info: ClassInfo, pairs: [(String, Any?)], skipping pkName: String?, update: UpdatePolicy
   ) {
+    var copies: [String: ObjectBase] = [:]
     for (name, item) in pairs where name != pkName {
-      guard let field = info.field(named: name) else {
-        existing[name] = item
-        continue
-      }
+      // Keys that are not properties are ignored, as when creating.
+      guard let field = info.field(named: name), field.options.originProperty == nil else { continue }
       if field.typeInfo.collection == .none, let dictionary = item as? [String: Any],
         let (nested, targetInfo, pkName) = existingObject(for: field, dictionary)
       {
         applyUpdate(
           to: nested, info: targetInfo, pairs: dictionary.map { ($0.key, $0.value) }, skipping: pkName, update: update)
-        if existing._storedValue(at: field.index) != .link(nested._key) { existing[name] = nested }
+        if existing._storedValue(at: field.index) != .link(nested._key) {
+          existing._setValue(nested, forKey: name, bySubscript: false)
+        }
+        continue
+      }
+      if update == .modified, field.typeInfo.collection == .none, let target = field.typeInfo.objectType,
+        target is EmbeddedObject.Type, let item = flattenedOptional(item), !(item is NSNull),
+        let current = existing[name] as? ObjectBase, !Self.isSameRow(item, current)
+      {
+        applyUpdate(
+          to: current, info: ClassInfo.of(target), pairs: Self.pairs(of: item, info: ClassInfo.of(target)),
+          skipping: nil, update: update)
         continue
       }
       if update == .modified, let new = field.storedKeyValue(item as Any), existing._storedValue(at: field.index) == new
       {
         continue
       }
-      existing[name] = item
+      existing._setValue(detachedItem(item, copies: &copies), forKey: name, bySubscript: false)
     }
+  }
+
+  /// Whether `item` is `object` or another accessor of its row.
+  private static func isSameRow(_ item: Any, _ object: ObjectBase) -> Bool {
+    guard let other = item as? ObjectBase else { return false }
+    return other === object
+      || (other._core != nil && other._core === object._core && other._table === object._table
+        && other._key == object._key)
+  }
+
+  /// A value given for an update, with the objects in it that cannot be linked as they are
+  /// replaced by copies (see `detached`).
+  private func detachedItem(_ item: Any?, copies: inout [String: ObjectBase]) -> Any? {
+    guard let item = flattenedOptional(item) else { return nil }
+    if let linked = item as? ObjectBase { return detached(linked, copies: &copies) ?? linked }
+    let elements: [Any]? = ((item as? any _KVCCollection)?._kvcContents as? [Any]) ?? (item as? [Any])
+    if let elements { return elements.map { detachedItem($0, copies: &copies) as Any } }
+    return item
   }
 
   /// Deletes an object, with its embedded objects; links to it become nil.
@@ -385,6 +503,7 @@ enum RealmCache {
       return core
     }
     let core = try RealmCore(configuration: configuration)
+    core.ownerThread = pthread_self()
     cache.entries = cache.entries.filter { $0.value.core != nil }
     cache.entries[key] = Entries.Entry(core: core)
     return core

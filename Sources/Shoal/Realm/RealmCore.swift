@@ -49,6 +49,24 @@ final class RealmCore {
     let key: ObjectKey
   }
   var autorefresh = true
+  /// The thread a thread-confined Realm was opened on (nil for frozen, queue- and
+  /// actor-confined Realms, which RealmSwift does not tie to a thread).
+  var ownerThread: pthread_t?
+
+  /// Stops with RealmSwift's message when a thread-confined Realm, or an object or collection
+  /// of it, is used from a plain thread or dispatch queue other than the one it was opened on.
+  /// Code running in a Swift concurrency task is not held to the thread: a task moves between
+  /// threads at its suspension points while staying one sequential flow.
+  @inline(__always) func verifyThread() {
+    guard let ownerThread, pthread_equal(ownerThread, pthread_self()) == 0 else { return }
+    verifyThreadOutsideTasks()
+  }
+
+  @inline(never) private func verifyThreadOutsideTasks() {
+    if withUnsafeCurrentTask(body: { $0 != nil }) { return }
+    fatalError("Realm accessed from incorrect thread.")
+  }
+
   /// Event recording, when the configuration asked for it (see `Events/`).
   var events: EventContext?
 
@@ -108,6 +126,7 @@ final class RealmCore {
   var version: UInt64 { write?.baseVersion ?? snapshot().version }
 
   func get(_ key: [UInt8], in keyspace: String) -> [UInt8]? {
+    verifyThread()
     do {
       if let write { return try write.get(key, in: keyspace) }
       return try snapshot().get(key, in: keyspace)
@@ -120,6 +139,7 @@ final class RealmCore {
 
   /// Every (key, value) of `keyspace` in key order, optionally within `range`.
   func scan(_ keyspace: String, range: KeyRange = .all, _ body: ([UInt8], [UInt8]) -> Bool) {
+    verifyThread()
     do {
       let cursor: Cursor
       if let write {
@@ -139,6 +159,7 @@ final class RealmCore {
   }
 
   func count(_ keyspace: String) -> Int {
+    verifyThread()
     do {
       if let write { return try write.hasKeyspace(keyspace) ? Int(try write.count(in: keyspace)) : 0 }
       let read = snapshot()
@@ -149,6 +170,7 @@ final class RealmCore {
   }
 
   func beginWrite() throws(Realm.Error) {
+    verifyThread()
     if isFrozen { throw Realm.Error(.fail, "Can't perform transactions on a frozen Realm") }
     guard write == nil else {
       fatalError("The Realm is already in a write transaction")
@@ -170,6 +192,7 @@ final class RealmCore {
   }
 
   func commitWrite() throws(Realm.Error) {
+    verifyThread()
     guard let transaction = write else {
       throw Realm.Error(.fail, "Can't commit a non-existing write transaction")
     }
@@ -203,6 +226,7 @@ final class RealmCore {
   }
 
   func cancelWrite() {
+    verifyThread()
     guard let transaction = write else {
       fatalError("Can't cancel a non-existing write transaction")
     }
@@ -301,6 +325,7 @@ final class RealmCore {
   func scanMatching(_ table: TableInfo, _ test: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Bool) throws
     -> [(key: ObjectKey, row: [RowValue])]
   {
+    verifyThread()
     let cores = ProcessInfo.processInfo.activeProcessorCount
     if write == nil, cores > 1, case let read = snapshot(), try read.hasKeyspace(table.keyspace) {
       let keyspace = try read.keyspace(table.keyspace)
@@ -349,6 +374,7 @@ final class RealmCore {
 
   /// Every row of `table` in key order, as raw bytes valid during the call only.
   func scanRaw(_ table: TableInfo, _ body: (ObjectKey, UnsafeRawBufferPointer) throws -> Void) throws {
+    verifyThread()
     let cursor: Cursor
     if let write {
       guard try write.hasKeyspace(table.keyspace) else { return }
@@ -379,6 +405,7 @@ final class RealmCore {
       guard let read, let row = row(table, object._key, in: read) else { fatalError(deleted()) }
       return row
     }
+    verifyThread()
     if object._rowStamp == stamp, let row = object._row { return row }
     // An accessor made before `invalidate()` is invalid, even though its row still exists.
     guard object._epoch == invalidations, let row = row(table, object._key) else { fatalError(deleted()) }
@@ -399,6 +426,7 @@ final class RealmCore {
   }
 
   func setStoredValue(_ value: RowValue, of object: ObjectBase, table: TableInfo, at index: Int) {
+    verifyThread()
     if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
     requireWrite()
     if index == table.primaryKeyIndex {
@@ -587,7 +615,10 @@ final class RealmCore {
 
   // MARK: Add, create, delete
 
-  func add(_ object: ObjectBase, update: Realm.UpdatePolicy) {
+  /// Adds an unmanaged object; with an update policy, an object of a class with a primary key
+  /// updates the existing object with that key. `existingKey` names the embedded object that
+  /// `object` updates in place (`.modified` updates of its parent).
+  func add(_ object: ObjectBase, update: Realm.UpdatePolicy, existingKey: ObjectKey? = nil) {
     requireWrite(RealmCore.objectsNeedWrite)
     if object.isInvalidated { fatalError("Adding a deleted or invalidated object to a Realm is not permitted") }
     if let core = object._core, object._table != nil {
@@ -607,7 +638,7 @@ final class RealmCore {
     // Every stored property is filled from the object below; linking objects stay null.
     var row = [RowValue](repeating: .null, count: table.properties.count)
     // The primary key decides whether this is an insert or an update of an existing object.
-    var existing: ObjectKey?
+    var existing: ObjectKey? = existingKey
     if let pk = table.primaryKeyIndex,
       let field = direct ? info.fields[pk] : info.field(named: table.properties[pk].name)
     {
@@ -637,7 +668,11 @@ final class RealmCore {
         continue
       }
       if index == table.primaryKeyIndex { continue }
-      let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
+      let value =
+        oldRow.flatMap {
+          update == .modified ? embeddedUpdatedInPlace(object, field, old: $0[index], table.properties[index]) : nil
+        }
+        ?? field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
       row[index] = value
       if let oldRow, update == .all || oldRow[index] != value { changed.append(index) }
     }
@@ -659,6 +694,38 @@ final class RealmCore {
     }
     object._row = row
     object._rowStamp = stamp
+  }
+
+  /// For a `.modified` update, the stored value of `field` when its new embedded objects update
+  /// the ones the existing object holds in place, as Realm Core's update of only the modified
+  /// values does: a single embedded object, or the elements of a list at the same positions
+  /// (further elements are added, missing ones deleted). Nil when that does not apply.
+  private func embeddedUpdatedInPlace(
+    _ object: ObjectBase, _ field: ClassInfo.Field, old: RowValue, _ property: Property
+  ) -> RowValue? {
+    guard let target = field.typeInfo.objectType, target is EmbeddedObject.Type else { return nil }
+    let current = object._unmanagedValue(field)
+    switch (field.typeInfo.collection, old) {
+    case (.none, .link(let oldKey)):
+      guard let child = flattenedOptional(current) as? EmbeddedObject, child._core == nil else { return nil }
+      add(child, update: .modified, existingKey: oldKey)
+      return .link(oldKey)
+    case (.list, .list(let items)):
+      let oldKeys = items.compactMap { item -> ObjectKey? in if case .link(let key) = item { key } else { nil } }
+      guard oldKeys.count == items.count,
+        let elements = (current as? any _KVCCollection)?._kvcContents as? [Any],
+        let children = elements.map({ $0 as? EmbeddedObject }) as? [EmbeddedObject],
+        children.allSatisfy({ $0._core == nil })
+      else { return nil }
+      return .list(
+        children.enumerated().map { offset, child in
+          guard offset < oldKeys.count else { return linkValue(to: child) }
+          add(child, update: .modified, existingKey: oldKeys[offset])
+          return .link(oldKeys[offset])
+        })
+    default:
+      return nil
+    }
   }
 
   /// Deletes objects with their embedded objects, and clears links pointing at them.

@@ -47,6 +47,20 @@ public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
     self.allProperties = properties
   }
 
+  /// This schema with the column names of `mapping` (a class's `propertiesMapping()`).
+  func mappingColumnNames(_ mapping: [String: String]) -> ObjectSchema {
+    guard !mapping.isEmpty else { return self }
+    var schema = ObjectSchema(
+      className: className, isEmbedded: isEmbedded,
+      properties: allProperties.map { property in
+        var property = property
+        property.mappedName = mapping[property.name]
+        return property
+      })
+    schema.objectType = objectType
+    return schema
+  }
+
   /// The primary key property, if the class has one.
   public var primaryKeyProperty: Property? { allProperties.first { $0.isPrimary } }
 
@@ -55,7 +69,9 @@ public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
 
   public var description: String {
     let kind = isEmbedded ? "(embedded) " : ""
-    let body = allProperties.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n" }
+    // RLMObjectSchema's layout: the persisted properties, then the computed (linking objects) ones.
+    let ordered = properties + allProperties.filter { $0.type == .linkingObjects }
+    let body = ordered.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n" }
     return "\(className) \(kind){\n" + body.joined() + "}"
   }
 }
@@ -92,8 +108,20 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
     self.isPrimary = isPrimary
   }
 
-  /// The name of the column storing the property (the property name).
-  public var columnName: String { name }
+  /// The name the property is persisted under: the one `propertiesMapping()` gives it, or
+  /// its name. (Shoal stores every property under its Swift name; this reports the mapping as
+  /// RealmSwift does.)
+  public var columnName: String { mappedName ?? name }
+  /// The private name from the class's `propertiesMapping()`, if any.
+  var mappedName: String?
+
+  /// Properties are equal when they describe the same persisted property (their column name,
+  /// a presentation of the mapping, is left out, as RLMProperty's equality leaves it out).
+  public static func == (lhs: Property, rhs: Property) -> Bool {
+    lhs.name == rhs.name && lhs.type == rhs.type && lhs.isOptional == rhs.isOptional
+      && lhs.isIndexed == rhs.isIndexed && lhs.isPrimary == rhs.isPrimary && lhs.objectClassName == rhs.objectClassName
+      && lhs.linkOriginPropertyName == rhs.linkOriginPropertyName && lhs.collection == rhs.collection
+  }
   /// Whether the property is a `List`, or `LinkingObjects` (which RealmSwift also reports as
   /// an array).
   public var isArray: Bool { collection == .list || collection == .linkingObjects }
@@ -111,7 +139,7 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
       lines.append("\tlinkOriginPropertyName = \(linkOriginPropertyName ?? "(null)");")
     }
     lines += [
-      "\tcolumnName = \(name);", "\tindexed = \(yesNo(isIndexed));", "\tisPrimary = \(yesNo(isPrimary));",
+      "\tcolumnName = \(columnName);", "\tindexed = \(yesNo(isIndexed));", "\tisPrimary = \(yesNo(isPrimary));",
       "\tarray = \(yesNo(isArray));", "\tset = \(yesNo(isSet));", "\tdictionary = \(yesNo(isMap));",
       "\toptional = \(yesNo(isOptional));", "}",
     ]

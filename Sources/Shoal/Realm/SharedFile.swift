@@ -93,7 +93,11 @@ extension Realm.Error {
     case .fileNotFound: code = .fileNotFound
     case .fileExists: code = .fileExists
     case .permissionDenied: code = .filePermissionDenied
-    case .isDirectory, .io, .truncated: code = .fileAccess
+    // Realm Core reports an operating-system failure without a more specific code (ENOTDIR for
+    // "/dev/null/foo", EISDIR, EIO, ...) as FileOperationFailed; full disks are their own code.
+    case .io(_, _, let errno, _): code = errno == ENOSPC ? .outOfDiskSpace : .fileOperationFailed
+    case .isDirectory: code = .fileOperationFailed
+    case .truncated: code = .fileAccess
     case .notAShoalFile, .corrupt: code = .invalidDatabase
     case .unsupportedFormatVersion: code = .unsupportedFileFormatVersion
     case .incompatibleLockFile, .lockFileReplaced: code = .incompatibleLockFile

@@ -38,7 +38,7 @@ final class TableInfo: Sendable {
     self.classInfo = classInfo
     var described = schema
     described.objectType = classInfo?.type
-    objectSchema = described
+    objectSchema = described.mappingColumnNames(classInfo?.type.propertiesMapping() ?? [:])
     primaryKeyIndex = schema.allProperties.firstIndex { $0.isPrimary }
     indexedProperties = schema.allProperties.indices.filter {
       schema.allProperties[$0].isIndexed && !schema.allProperties[$0].isPrimary

@@ -252,6 +252,8 @@ extension Optional: _Persistable where Wrapped: _Persistable {
 extension Optional: RealmCollectionValue where Wrapped: RealmCollectionValue {}
 extension Optional: _Indexable where Wrapped: _Indexable {}
 extension Optional: _PrimaryKey where Wrapped: _PrimaryKey {}
+extension NSNumber: MinMaxType, AddableType {}
+extension NSDate: MinMaxType {}
 extension Optional: MinMaxType where Wrapped: MinMaxType {}
 extension Optional: AddableType where Wrapped: AddableType {}
 
