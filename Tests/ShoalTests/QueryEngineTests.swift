@@ -1393,6 +1393,12 @@ private func expectBothPathsAgree(
       ("optInt IN {1, 2, 3, 10, 11}", []), ("NOT (double >= 0)", []), ("string LIKE '*a*'", []),
       ("date < %@", [Date(timeIntervalSince1970: 1500)]), ("any == 'five' OR any > 30", []),
       ("bool == true AND int BETWEEN {-2, 5}", []), ("string CONTAINS[cd] 'MIL' AND optInt != nil", []),
+      // Numbers read in place (no RowValue) where the column holds the constant's kind; other
+      // values of the column (nil, a string in `any`) decode and go the matcher's way.
+      ("int < 3 AND double > -5 AND double <= 12.5", []), ("int BETWEEN {-5, 0} AND double != 0", []),
+      ("optInt >= 2 AND optInt < 30", []), ("any BETWEEN {3, 20}", []), ("any < 30 AND int > 0", []),
+      ("double > 2", []), ("int < 2.5", []), ("int BETWEEN {-1.5, 4.5}", []), ("double BETWEEN {-3, 7}", []),
+      ("optInt == 5 OR double == 2.5", []),
     ]
     for (format, arguments) in formats {
       let query = try CompiledQuery(
@@ -1401,9 +1407,10 @@ private func expectBothPathsAgree(
       let context = RealmQueryContext(core: core)
       var fastCount = 0
       var generalCount = 0
+      var quickCount = 0
       // The row filter (tests on the encoded row, no context) where the query is columns only.
       let rowFilter = RowFilter(query, table: table)
-      let columnTests = rowFilter.flatMap { RowFilter.columnTests([$0]) }
+      let columnTests = rowFilter.flatMap { RowFilter.columnTests([$0], table: table) }
       if format.hasPrefix("double BETWEEN") || format.hasPrefix("bool == true AND") {
         #expect(columnTests != nil, "\(format) is tested column by column")
       }
@@ -1415,9 +1422,24 @@ private func expectBothPathsAgree(
         if let rowFilter { #expect(try rowFilter.matches(raw) == general, "\(format), object \(key)") }
         if let columnTests {
           #expect(try columnTests.matches(raw) == general, "\(format), object \(key)")
+          if let quick = columnTests.quickMatches(raw) {
+            quickCount += 1
+            #expect(quick == general, "\(format), object \(key), read in place")
+          }
         }
       }
       context.clearCurrent()
+      // Tests of numbers only read every row in place where the columns hold numbers of a form
+      // the constants have; an integer column against 2.5 goes the matcher's way.
+      let readInPlace = [
+        "double BETWEEN {%@, %@}", "int < 3 AND double > -5 AND double <= 12.5", "int BETWEEN {-5, 0} AND double != 0",
+        "double > 2", "double BETWEEN {-3, 7}",
+      ]
+      if readInPlace.contains(format) { #expect(quickCount == 40, "\(format) read every row in place") }
+      if format == "int < 2.5" || format == "int BETWEEN {-1.5, 4.5}" { #expect(quickCount == 0, "\(format)") }
+      if format.hasPrefix("optInt >=") {
+        #expect(quickCount == 30, "\(format): the rows whose optInt is nil are decoded")
+      }
       #expect(fastCount == generalCount, "\(format)")
       #expect(realm.objects(AllTypes.self).filter(format, argumentList: arguments).count == generalCount, "\(format)")
     }

@@ -49,9 +49,18 @@ struct ResultsTests {
       #expect(results.map { ($0.name, $0.age) }.elementsEqual(expected, by: ==), "\(query)")
       let sorted = results.sorted(byKeyPath: "age", ascending: false)
       #expect(sorted.map(\.age) == expected.map(\.1).sorted(by: >), "\(query) sorted")
+      // Two keys (the sort reads them from the rows the scan decoded): name, then age descending.
+      let byNameThenAge = expected.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 > $1.1 }
+      let descriptors = [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age", ascending: false)]
+      #expect(
+        results.sorted(by: descriptors).map { ($0.name, $0.age) }.elementsEqual(byNameThenAge, by: ==),
+        "\(query) sorted by name, age")
       // Inside a write transaction the same query takes the one-pass scan.
       realm.beginWrite()
       #expect(realm.objects(Dog.self).filter(query).map { ($0.name, $0.age) }.elementsEqual(expected, by: ==))
+      #expect(
+        realm.objects(Dog.self).filter(query).sorted(by: descriptors).map { ($0.name, $0.age) }
+          .elementsEqual(byNameThenAge, by: ==))
       realm.cancelWrite()
     }
   }

@@ -172,6 +172,8 @@ final class ResultsState {
       }
     }
     var items: [RowValue] = []
+    // The decoded rows of `items`, when a scan produced them: sorts read their keys from these.
+    var rows: [[RowValue]]?
     let context = core.queryContext
     func matches(_ key: ObjectKey) -> Bool {
       do {
@@ -198,8 +200,8 @@ final class ResultsState {
         // Every filter tests columns of the row against constants: each encoded row is tested
         // in place; rows kept are decoded and cached for the reads (and sort keys) that follow.
         let test: @Sendable (UnsafeRawBufferPointer) throws -> Bool
-        if let tests = RowFilter.columnTests(rowFilters) {
-          test = { raw in try tests.matches(raw) }
+        if let tests = RowFilter.columnTests(rowFilters, table: table) {
+          test = { raw in try tests.quickMatches(raw) ?? tests.matches(raw) }
         } else {
           test = { raw in
             for filter in rowFilters where try !filter.matches(raw) { return false }
@@ -207,10 +209,13 @@ final class ResultsState {
           }
         }
         do {
-          for match in try core.scanMatching(table, test) {
+          let matches = try core.scanMatching(table, test)
+          items.reserveCapacity(matches.count)
+          for match in matches {
             items.append(.link(match.key))
             core.cacheRow(match.row, table: table, key: match.key)
           }
+          rows = matches.map(\.row)
         } catch {
           fatalError("\(error)")
         }
@@ -218,14 +223,18 @@ final class ResultsState {
         // One pass over the class's rows, each decoded once; rows kept are cached for the
         // property reads (and sort keys) that follow.
         do {
+          var scanned: [[RowValue]] = []
           try core.scanRaw(table) { key, raw in
             context.setCurrent(table, key, raw: raw)
             if filters.isEmpty || matches(key) {
               items.append(.link(key))
-              core.cacheRow(try RowCodec.decode(buffer: raw), table: table, key: key)
+              let row = try RowCodec.decode(buffer: raw)
+              core.cacheRow(row, table: table, key: key)
+              scanned.append(row)
             }
           }
           context.clearCurrent()
+          rows = scanned
         } catch {
           fatalError("\(error)")
         }
@@ -254,8 +263,11 @@ final class ResultsState {
         }
       }
     }
-    if !distinct.isEmpty { items = applyDistinct(items, core: core) }
-    if !sorts.isEmpty { items = applySort(items, core: core) }
+    if !distinct.isEmpty {
+      items = applyDistinct(items, core: core)
+      rows = nil
+    }
+    if !sorts.isEmpty { items = applySort(items, rows: rows, core: core) }
     // Frozen results may be read from several threads: they write no cache.
     if !core.isFrozen {
       cached = items
@@ -296,14 +308,23 @@ final class ResultsState {
     }
   }
 
-  private func applySort(_ items: [RowValue], core: RealmCore) -> [RowValue] {
+  /// `items` in the order of the sort descriptors. `rows`, when given, are the items' decoded
+  /// rows: a key path that is one property of the class is read from them, not looked up.
+  private func applySort(_ items: [RowValue], rows: [[RowValue]]?, core: RealmCore) -> [RowValue] {
     let paths = sorts.map { resolve($0.keyPath, core: core) }
-    if paths.count == 1,
-      let order = Self.nativeOrder(items.map { value($0, path: paths[0], core: core) }, ascending: sorts[0].ascending)
-    {
+    func keys(_ path: [QueryProperty]) -> [RowValue] {
+      if let rows, let table = elementTable, path.count == 1, path[0].collection == .none,
+        let column = table.column(of: path[0])
+      {
+        return rows.map { column < $0.count ? $0[column] : .null }
+      }
+      return items.map { value($0, path: path, core: core) }
+    }
+    if paths.count == 1, let order = Self.nativeOrder(keys(paths[0]), ascending: sorts[0].ascending) {
       return order.map { items[$0] }
     }
-    let keyed = items.map { item in (item, paths.map { value(item, path: $0, core: core) }) }
+    let columns = paths.map(keys)
+    let keyed = items.indices.map { i in (items[i], columns.map { $0[i] }) }
     let sorted = keyed.enumerated().sorted { lhs, rhs in
       for (i, descriptor) in sorts.enumerated() {
         let a = lhs.element.1[i]

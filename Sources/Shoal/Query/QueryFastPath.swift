@@ -350,17 +350,9 @@ indirect enum RowFilter: Sendable {
     case .column(let test):
       let property = test.column.property
       guard test.column.className == table.name, property.collection == .none else { return nil }
-      // The storage index when it names the property, else the property found by name (as
-      // `RealmQueryContext.queryValue` resolves it).
-      if let index = property.storageIndex, index < table.properties.count,
-        table.properties[index].name == property.name
-      {
-        self = .column(index, test.matcher)
-      } else if let index = table.propertyIndex[property.name] {
-        self = .column(index, test.matcher)
-      } else {
-        return nil
-      }
+      // The column as `RealmQueryContext.queryValue` resolves it.
+      guard let index = table.column(of: property) else { return nil }
+      self = .column(index, test.matcher)
     case .general:
       return nil
     }
@@ -375,10 +367,43 @@ indirect enum RowFilter: Sendable {
     let natives: [NativeTest]
     let matchers: [FastMatcher]
 
-    init(_ tests: [(column: Int, matcher: FastMatcher)]) {
+    init(_ tests: [(column: Int, matcher: FastMatcher)], table: TableInfo) {
       columns = tests.map(\.column)
-      natives = tests.map { NativeTest($0.matcher) }
+      natives = tests.map { NativeTest($0.matcher, storedAs: table.properties[$0.column].type) }
       matchers = tests.map(\.matcher)
+      allNative = natives.allSatisfy {
+        if case .none = $0 { false } else { true }
+      }
+    }
+
+    /// Whether every test is native (numbers only), so `quickMatches` can decide rows.
+    let allNative: Bool
+
+    /// Whether the encoded row `raw` passes every test, when every test is native and each
+    /// tested column holds a number of its test's form, read in place; nil for `matches`.
+    @inline(__always)
+    func quickMatches(_ raw: UnsafeRawBufferPointer) -> Bool? {
+      guard allNative, var reader = RowCodec.QuickColumnReader(raw) else { return nil }
+      for i in columns.indices {
+        let column = columns[i]
+        switch natives[i] {
+        case .doubleRange(let low, let high):
+          guard let x = reader.double(at: column) else { return nil }
+          if !(x >= low && x <= high) { return false }
+        case .double(let op, let constant):
+          guard let x = reader.double(at: column) else { return nil }
+          if !FastMatcher.holds(op, x, constant) { return false }
+        case .intRange(let low, let high):
+          guard let x = reader.int(at: column) else { return nil }
+          if !(x >= low && x <= high) { return false }
+        case .int(let op, let constant):
+          guard let x = reader.int(at: column) else { return nil }
+          if !FastMatcher.holds(op, x, constant) { return false }
+        case .none:
+          return nil
+        }
+      }
+      return true
     }
 
     /// Whether the encoded row `raw` passes every test.
@@ -400,18 +425,28 @@ indirect enum RowFilter: Sendable {
     case double(BoundOperator, Double)
     case int(BoundOperator, Int64)
 
-    init(_ matcher: FastMatcher) {
+    /// `matcher`'s native test, in the form of the values a column of `type` holds where the
+    /// constants have it: an `int` column's values are integers, so integer constants are kept
+    /// as integers for it; any other column's constants are taken as doubles first.
+    init(_ matcher: FastMatcher, storedAs type: PropertyType) {
+      let integers = type == .int
       switch matcher {
       case .numberRange(let low, let high):
-        if let l = low.double, let h = high.double {
-          self = .doubleRange(l, h)
-        } else if let l = low.int, let h = high.int {
-          self = .intRange(l, h)
+        let doubles = low.double.flatMap { l in high.double.map { (l, $0) } }
+        let ints = low.int.flatMap { l in high.int.map { (l, $0) } }
+        if integers, let ints {
+          self = .intRange(ints.0, ints.1)
+        } else if let doubles {
+          self = .doubleRange(doubles.0, doubles.1)
+        } else if let ints {
+          self = .intRange(ints.0, ints.1)
         } else {
           self = .none
         }
       case .number(let op, let number, _):
-        if let d = number.double {
+        if integers, let i = number.int {
+          self = .int(op, i)
+        } else if let d = number.double {
           self = .double(op, d)
         } else if let i = number.int {
           self = .int(op, i)
@@ -438,7 +473,7 @@ indirect enum RowFilter: Sendable {
 
   /// When `filters` (all to hold) are column tests and conjunctions of them only: the tests
   /// by ascending column; `ColumnTests.matches` reads each row once, front to back.
-  static func columnTests(_ filters: [RowFilter]) -> ColumnTests? {
+  static func columnTests(_ filters: [RowFilter], table: TableInfo) -> ColumnTests? {
     var tests: [(column: Int, matcher: FastMatcher)] = []
     func add(_ filter: RowFilter) -> Bool {
       switch filter {
@@ -456,7 +491,8 @@ indirect enum RowFilter: Sendable {
     guard filters.allSatisfy(add) else { return nil }
     // Stable: tests of one column keep their order (each reads the column's value once).
     return ColumnTests(
-      tests.enumerated().sorted { ($0.element.column, $0.offset) < ($1.element.column, $1.offset) }.map(\.element))
+      tests.enumerated().sorted { ($0.element.column, $0.offset) < ($1.element.column, $1.offset) }.map(\.element),
+      table: table)
   }
 
   /// Every term compiled, or nil when one cannot be.

@@ -319,9 +319,10 @@ final class RealmCore {
   }
 
   /// The rows of `table` that pass `test` (called with each encoded row), in key order,
-  /// decoded. A snapshot of a large class is scanned in parts on several threads at once (one
-  /// per core, up to four, each part at least `parallelScanMinimumRows` rows); the view of a
-  /// write transaction, which only its own thread may read, in one pass.
+  /// decoded. A snapshot of a large class is scanned in parts on several threads at once (two
+  /// parts per core, up to eight, each at least `parallelScanMinimumRows` rows: a thread that
+  /// finishes its part takes the next, so a core taken by other work delays less of the scan);
+  /// the view of a write transaction, which only its own thread may read, in one pass.
   func scanMatching(_ table: TableInfo, _ test: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Bool) throws
     -> [(key: ObjectKey, row: [RowValue])]
   {
@@ -329,7 +330,7 @@ final class RealmCore {
     let cores = ProcessInfo.processInfo.activeProcessorCount
     if write == nil, cores > 1, case let read = snapshot(), try read.hasKeyspace(table.keyspace) {
       let keyspace = try read.keyspace(table.keyspace)
-      let parts = min(cores, 4, Int(keyspace.count / Self.parallelScanMinimumRows))
+      let parts = min(cores * 2, 8, Int(keyspace.count / Self.parallelScanMinimumRows))
       if parts > 1 { return try Self.scanInParts(keyspace, parts: parts, test) }
     }
     var matches: [(key: ObjectKey, row: [RowValue])] = []

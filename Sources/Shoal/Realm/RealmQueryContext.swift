@@ -74,16 +74,6 @@ final class RealmQueryContext: QueryContext {
     return property
   }
 
-  /// The column of `property` in `table`: its `storageIndex` when that names it (no lookup by
-  /// name), else found by name.
-  private func column(of property: QueryProperty, in table: TableInfo) -> Int? {
-    if let index = property.storageIndex, index < table.properties.count, table.properties[index].name == property.name
-    {
-      return index
-    }
-    return table.propertyIndex[property.name]
-  }
-
   func queryValue(_ column: QueryColumn, of key: ObjectKey) throws -> RowValue {
     // The common case first: a column of the row being tested, found by its storage index.
     if key == currentKey, let current = currentTable, let index = column.property.storageIndex,
@@ -104,7 +94,7 @@ final class RealmQueryContext: QueryContext {
       guard let named = core.table(named: className) else { return .null }
       table = named
     }
-    guard let index = column(of: property, in: table) else { return .null }
+    guard let index = table.column(of: property) else { return .null }
     if property.collection == .linkingObjects {
       return .list(core.linkingKeys(to: key, of: table, property: table.properties[index]).map { .link($0) })
     }
@@ -135,4 +125,15 @@ final class RealmQueryContext: QueryContext {
 
 extension RealmCore {
   var queryContext: RealmQueryContext { RealmQueryContext(core: self) }
+}
+
+extension TableInfo {
+  /// The column of `property`: its `storageIndex` when that names it (no lookup by name), else
+  /// found by name.
+  func column(of property: QueryProperty) -> Int? {
+    if let index = property.storageIndex, index < properties.count, properties[index].name == property.name {
+      return index
+    }
+    return propertyIndex[property.name]
+  }
 }

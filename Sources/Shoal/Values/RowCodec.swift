@@ -98,6 +98,102 @@ enum RowCodec {
     return try columns.value(at: index)
   }
 
+  /// Reads `Double` and integer columns of an encoded row in place, in ascending order, for the
+  /// scans of queries: no `RowValue`, no error to build. Every read says nil when the row is not
+  /// one it reads quickly (the column holds another kind of value, or is missing, or a column
+  /// before it is malformed or of a kind it does not skip); the caller then reads the row with
+  /// `ColumnReader`, which decodes the value or says what is wrong.
+  struct QuickColumnReader {
+    private let bytes: UnsafePointer<UInt8>
+    private let end: Int
+    private var position = 0
+    private var count: UInt64 = 0
+    /// The index of the column at `position`.
+    private var next = 0
+    /// The column read last (-1 for none) and where it starts, for a second test of it.
+    private var lastIndex = -1
+    private var lastStart = 0
+
+    @inline(__always)
+    init?(_ buffer: UnsafeRawBufferPointer) {
+      guard let base = buffer.baseAddress else { return nil }
+      bytes = base.assumingMemoryBound(to: UInt8.self)
+      end = buffer.count
+      guard let count = varint() else { return nil }
+      self.count = count
+    }
+
+    @inline(__always)
+    private mutating func varint() -> UInt64? {
+      var result: UInt64 = 0
+      var shift: UInt64 = 0
+      while position < end, shift < 64 {
+        let b = bytes[position]
+        position += 1
+        result |= UInt64(b & 0x7f) << shift
+        if b < 0x80 { return result }
+        shift += 7
+      }
+      return nil
+    }
+
+    /// Moves to the start of column `index` (not below the previous read's); false when it
+    /// cannot.
+    @inline(__always)
+    private mutating func seek(_ index: Int) -> Bool {
+      if index == lastIndex {
+        position = lastStart
+        next = index
+        return true
+      }
+      guard UInt64(index) < count else { return false }
+      while next < index {
+        guard position < end else { return false }
+        let tag = bytes[position]
+        position += 1
+        switch tag {
+        case Tag.null.rawValue, Tag.isFalse.rawValue, Tag.isTrue.rawValue: break
+        case Tag.int.rawValue, Tag.link.rawValue: guard varint() != nil else { return false }
+        case Tag.float.rawValue: position += 4
+        case Tag.double.rawValue, Tag.date.rawValue: position += 8
+        case Tag.objectId.rawValue: position += 12
+        case Tag.uuid.rawValue: position += 16
+        case Tag.string.rawValue, Tag.data.rawValue, Tag.decimal.rawValue:
+          guard let length = varint(), length <= UInt64(end - position) else { return false }
+          position += Int(length)
+        default: return false
+        }
+        next += 1
+      }
+      lastIndex = index
+      lastStart = position
+      return true
+    }
+
+    /// Column `index` when it holds a `Double`.
+    @inline(__always)
+    mutating func double(at index: Int) -> Double? {
+      guard seek(index), position < end - 8, bytes[position] == Tag.double.rawValue else { return nil }
+      let raw = UnsafeRawPointer(bytes + position + 1).loadUnaligned(as: UInt64.self)
+      position += 9
+      next += 1
+      return Double(bitPattern: UInt64(littleEndian: raw))
+    }
+
+    /// Column `index` when it holds an integer.
+    @inline(__always)
+    mutating func int(at index: Int) -> Int64? {
+      guard seek(index), position < end, bytes[position] == Tag.int.rawValue else { return nil }
+      position += 1
+      guard let z = varint() else { return nil }
+      next += 1
+      return RowCodec.zigzagDecoded(z)
+    }
+  }
+
+  @inline(__always)
+  private static func zigzagDecoded(_ z: UInt64) -> Int64 { Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))) }
+
   /// Reads chosen columns of an encoded row, in ascending order, skipping the others undecoded
   /// (a missing column reads as null, as `decode` pads it).
   struct ColumnReader {
@@ -261,8 +357,7 @@ enum RowCodec {
       case .isFalse: return .bool(false)
       case .isTrue: return .bool(true)
       case .int:
-        let z = try varint()
-        return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+        return .int(RowCodec.zigzagDecoded(try varint()))
       case .float:
         let raw = try bytes(4)
         var v: UInt32 = 0

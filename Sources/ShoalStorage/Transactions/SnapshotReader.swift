@@ -143,9 +143,14 @@ public final class Cursor {
       let step = reverse ? -1 : 1
       var index = position.index
       let stopped: Bool = try leaf.bytes.withUnsafeBytes { p in
+        // When the leaf's last key in the direction of travel is within the range, so is every
+        // entry before it: the range is compared once for the leaf instead of once per entry.
+        let bounded =
+          leaf.count > 0
+          && (reverse ? range.beyondLower(leaf.key(p, 0)) : range.beyondUpper(leaf.key(p, leaf.count - 1)))
         while index >= 0 && index < leaf.count {
           let key = leaf.key(p, index)
-          if reverse ? range.beyondLower(key) : range.beyondUpper(key) {
+          if bounded, reverse ? range.beyondLower(key) : range.beyondUpper(key) {
             finished = true
             return true
           }
