@@ -1,3 +1,4 @@
+import CShoalSystem
 import Foundation
 import Synchronization
 import Testing
@@ -33,6 +34,55 @@ import Testing
     try store.write { try $0.put([1], forKey: [1], in: "k") }
     #expect(try store.read { try $0.get([1], in: "k") } == [1])
     #expect(accessTime(dir.file()) == old)
+  }
+
+  /// The kernel allows O_NOATIME only to the file's owner (or a process with CAP_FOWNER): the
+  /// owner's descriptor has it, and a reader that does not own the file opens it without it
+  /// instead of failing with EPERM. The reader is this process with the file-system identity of
+  /// user `nobody`, taken on one thread of its own (Linux keeps it per thread; leaving root
+  /// drops CAP_FOWNER with it). Needs root, to take that identity and to give it back.
+  @Test(.enabled(if: getuid() == 0, "needs root to read the file as another user"))
+  func aReaderThatDoesNotOwnTheFileOpensItWithoutNoAtime() throws {
+    let dir = TemporaryDirectory()
+    try makeTextStore(at: dir.file())
+    #expect(chmod(dir.path, 0o755) == 0)
+    #expect(chmod(dir.file(), 0o644) == 0)
+    let owned = try PosixFile(path: dir.file(), create: false, readOnly: true)
+    #expect(fcntl(owned.descriptor.rawValue, F_GETFL) & SHOAL_O_NOATIME != 0)
+    var expected = [UInt8](repeating: 0, count: 4096)
+    let expectedCount = try expected.withUnsafeMutableBytes { try owned.read(into: $0, at: 0) }
+
+    // glibc has setfsuid(2) but Swift's Glibc module does not declare it.
+    typealias SetFileSystemID = @convention(c) (UInt32) -> Int32
+    let setfsuid = try unsafeBitCast(
+      #require(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "setfsuid")), to: SetFileSystemID.self)
+    let outcome = Mutex<(flags: Int32, bytes: [UInt8], error: String?)>((0, [], nil))
+    let done = DispatchSemaphore(value: 0)
+    let path = dir.file()
+    let reader = Thread {
+      defer { done.signal() }
+      _ = setfsuid(65534)
+      defer { _ = setfsuid(0) }
+      do {
+        let file = try PosixFile(path: path, create: false, readOnly: true)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }
+        let flags = fcntl(file.descriptor.rawValue, F_GETFL)
+        outcome.withLock { $0 = (flags, Array(buffer.prefix(count)), nil) }
+      } catch {
+        outcome.withLock { $0.error = "\(error)" }
+      }
+    }
+    reader.start()
+    done.wait()
+    let result = outcome.withLock { $0 }
+    #expect(result.error == nil)
+    #expect(result.flags & SHOAL_O_NOATIME == 0)
+    let readTheSame = expectedCount > 0 && result.bytes == Array(expected.prefix(expectedCount))
+    #expect(readTheSame, "the reader read the file's first \(expectedCount) bytes as the owner did")
+    // The thread's identity did not leak: this thread can still open with O_NOATIME.
+    let again = try PosixFile(path: dir.file(), create: false, readOnly: true)
+    #expect(fcntl(again.descriptor.rawValue, F_GETFL) & SHOAL_O_NOATIME != 0)
   }
 }
 
