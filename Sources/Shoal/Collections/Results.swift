@@ -18,6 +18,8 @@ final class ResultsState {
   var sorts: [SortDescriptor] = []
   var distinct: [String] = []
   private var cached: [RowValue]?
+  /// The decoded rows of `cached`'s objects, when the evaluation scanned them (nil otherwise).
+  private var cachedRows: [[RowValue]]?
   private var cachedStamp: UInt64 = 0
   /// The evaluated elements of frozen results (set once, then only read, from any thread).
   private var frozenItems: [RowValue]?
@@ -152,6 +154,7 @@ final class ResultsState {
   func adopt(_ items: [RowValue]) {
     guard let core, !core.isFrozen else { return }
     cached = items
+    cachedRows = nil
     cachedStamp = core.stamp
   }
 
@@ -267,13 +270,25 @@ final class ResultsState {
       items = applyDistinct(items, core: core)
       rows = nil
     }
-    if !sorts.isEmpty { items = applySort(items, rows: rows, core: core) }
+    if !sorts.isEmpty {
+      let order = applySort(items, rows: rows, core: core)
+      items = order.map { items[$0] }
+      rows = rows.map { rows in order.map { rows[$0] } }
+    }
     // Frozen results may be read from several threads: they write no cache.
     if !core.isFrozen {
       cached = items
+      cachedRows = rows
       cachedStamp = core.stamp
     }
     return items
+  }
+
+  /// The decoded row of the element at `position` of the cached evaluation, when the scan that
+  /// made it kept the rows and the Realm's view has not moved since.
+  func cachedRow(at position: Int) -> [RowValue]? {
+    guard let core, let cachedRows, cachedStamp == core.stamp, position < cachedRows.count else { return nil }
+    return cachedRows[position]
   }
 
   /// Candidate keys from an index when every filter can use one (the filters still run on them).
@@ -308,9 +323,10 @@ final class ResultsState {
     }
   }
 
-  /// `items` in the order of the sort descriptors. `rows`, when given, are the items' decoded
-  /// rows: a key path that is one property of the class is read from them, not looked up.
-  private func applySort(_ items: [RowValue], rows: [[RowValue]]?, core: RealmCore) -> [RowValue] {
+  /// The positions of `items` in the order of the sort descriptors (ties in their order).
+  /// `rows`, when given, are the items' decoded rows: a key path that is one property of the
+  /// class is read from them, not looked up.
+  private func applySort(_ items: [RowValue], rows: [[RowValue]]?, core: RealmCore) -> [Int] {
     let paths = sorts.map { resolve($0.keyPath, core: core) }
     func keys(_ path: [QueryProperty]) -> [RowValue] {
       if let rows, let table = elementTable, path.count == 1, path[0].collection == .none,
@@ -321,20 +337,18 @@ final class ResultsState {
       return items.map { value($0, path: path, core: core) }
     }
     if paths.count == 1, let order = Self.nativeOrder(keys(paths[0]), ascending: sorts[0].ascending) {
-      return order.map { items[$0] }
+      return order
     }
     let columns = paths.map(keys)
-    let keyed = items.indices.map { i in (items[i], columns.map { $0[i] }) }
-    let sorted = keyed.enumerated().sorted { lhs, rhs in
+    return items.indices.sorted { lhs, rhs in
       for (i, descriptor) in sorts.enumerated() {
-        let a = lhs.element.1[i]
-        let b = rhs.element.1[i]
+        let a = columns[i][lhs]
+        let b = columns[i][rhs]
         if QueryKeyPaths.sortsBefore(a, b) { return descriptor.ascending }
         if QueryKeyPaths.sortsBefore(b, a) { return !descriptor.ascending }
       }
-      return lhs.offset < rhs.offset
+      return lhs < rhs
     }
-    return sorted.map(\.element.0)
   }
 
   /// The positions of `keys` in sorted order (ties in their order), compared natively when
@@ -434,7 +448,13 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
     let items = state.items()
     checkBounds(position, count: items.count)
-    return element(items[position])
+    let value = element(items[position])
+    // An object the scan decoded starts with its row: its first read needs no lookup.
+    if let row = state.cachedRow(at: position), let object = value as? ObjectBase, let core = state.core {
+      object._row = row
+      object._rowStamp = core.stamp
+    }
+    return value
   }
 
   /// The first element, or nil.
