@@ -161,24 +161,26 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
   /// Removes the last `number` elements (one by default); fails when the list has fewer.
   public func removeLast(_ number: Int = 1) {
-    checkBounds(number, count: Int.max)
-    let count = self.count
-    guard number <= count else {
-      fatalError(
-        "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
-    }
+    let count = countAllowingRemoval(of: number)
     replaceSubrange((count - number)..<count, with: [])
   }
 
   /// Removes the first `number` elements (one by default); fails when the list has fewer.
   public func removeFirst(_ number: Int = 1) {
+    _ = countAllowingRemoval(of: number)
+    replaceSubrange(0..<number, with: [])
+  }
+
+  /// The number of elements, when `number` of them can be removed; RealmSwift's failures
+  /// otherwise (a negative number, or more than the list holds).
+  private func countAllowingRemoval(of number: Int) -> Int {
     checkBounds(number, count: Int.max)
     let count = self.count
     guard number <= count else {
       fatalError(
         "It is not possible to remove more objects (\(number)) from a list than it already contains (\(count)).")
     }
-    replaceSubrange(0..<number, with: [])
+    return count
   }
 
   /// Inserts `newElements` at `index`.

@@ -29,18 +29,7 @@ enum Backlinks {
   /// Decodes an entry's source class, property and key.
   static func decode(_ key: [UInt8]) -> (source: String, property: Int, sourceKey: ObjectKey)? {
     var position = 8
-    func varint() -> UInt64? {
-      var result: UInt64 = 0
-      var shift: UInt64 = 0
-      while position < key.count, shift < 64 {
-        let byte = key[position]
-        position += 1
-        result |= UInt64(byte & 0x7f) << shift
-        if byte < 0x80 { return result }
-        shift += 7
-      }
-      return nil
-    }
+    func varint() -> UInt64? { key.withUnsafeBytes { RowCodec.varint(in: $0, at: &position) } }
     guard key.count > 8, let length = varint(), position + Int(length) <= key.count else { return nil }
     let name = String(decoding: key[position..<position + Int(length)], as: UTF8.self)
     position += Int(length)

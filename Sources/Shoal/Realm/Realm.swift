@@ -218,34 +218,29 @@ public struct Realm {
     guard object._core == nil else { return }
     for field in object._classInfo.fields where field.typeInfo.objectType != nil {
       let current = object._unmanagedValue(field)
+      var replaced = false
+      // The element itself, or the copy to link instead.
+      func swapped(_ element: Any) -> Any {
+        guard let linked = flattenedOptional(element) as? ObjectBase, let copy = detached(linked, copies: &copies)
+        else { return element }
+        replaced = true
+        return copy
+      }
+      let contents = (current as? any _KVCCollection)?._kvcContents
+      let value: Any
       switch field.typeInfo.collection {
       case .linkingObjects:
         continue
       case .none:
-        if let linked = flattenedOptional(current) as? ObjectBase, let copy = detached(linked, copies: &copies) {
-          object[field.name] = copy
-        }
+        value = swapped(current as Any)
       case .list, .set:
-        guard let elements = (current as? any _KVCCollection)?._kvcContents as? [Any] else { continue }
-        var replaced = false
-        let mapped = elements.map { element -> Any in
-          guard let linked = flattenedOptional(element) as? ObjectBase, let copy = detached(linked, copies: &copies)
-          else { return element }
-          replaced = true
-          return copy
-        }
-        if replaced { object[field.name] = mapped }
+        guard let elements = contents as? [Any] else { continue }
+        value = elements.map(swapped)
       case .map:
-        guard let entries = (current as? any _KVCCollection)?._kvcContents as? [String: Any] else { continue }
-        var replaced = false
-        let mapped = entries.mapValues { element -> Any in
-          guard let linked = flattenedOptional(element) as? ObjectBase, let copy = detached(linked, copies: &copies)
-          else { return element }
-          replaced = true
-          return copy
-        }
-        if replaced { object[field.name] = mapped }
+        guard let entries = contents as? [String: Any] else { continue }
+        value = entries.mapValues(swapped)
       }
+      if replaced { object[field.name] = value }
     }
   }
 

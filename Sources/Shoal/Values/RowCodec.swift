@@ -125,16 +125,7 @@ enum RowCodec {
 
     @inline(__always)
     private mutating func varint() -> UInt64? {
-      var result: UInt64 = 0
-      var shift: UInt64 = 0
-      while position < end, shift < 64 {
-        let b = bytes[position]
-        position += 1
-        result |= UInt64(b & 0x7f) << shift
-        if b < 0x80 { return result }
-        shift += 7
-      }
-      return nil
+      RowCodec.varint(in: UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
     }
 
     /// Moves to the start of column `index` (not below the previous read's); false when it
@@ -189,6 +180,23 @@ enum RowCodec {
       next += 1
       return RowCodec.zigzagDecoded(z)
     }
+  }
+
+  /// The varint at `position` of `buffer` (little-endian groups of 7 bits, the high bit set on
+  /// all but the last byte), moving `position` past it; nil when it runs past the end of
+  /// `buffer` or is longer than a 64-bit value allows.
+  @inline(__always)
+  static func varint(in buffer: UnsafeRawBufferPointer, at position: inout Int) -> UInt64? {
+    var result: UInt64 = 0
+    var shift: UInt64 = 0
+    while position < buffer.count, shift < 64 {
+      let b = buffer[position]
+      position += 1
+      result |= UInt64(b & 0x7f) << shift
+      if b < 0x80 { return result }
+      shift += 7
+    }
+    return nil
   }
 
   @inline(__always)
@@ -267,15 +275,8 @@ enum RowCodec {
 
     @inline(__always)
     mutating func varint() throws(Realm.Error) -> UInt64 {
-      var result: UInt64 = 0
-      var shift: UInt64 = 0
-      while true {
-        let b = try byte()
-        guard shift < 64 else { throw corrupt() }
-        result |= UInt64(b & 0x7f) << shift
-        if b < 0x80 { return result }
-        shift += 7
-      }
+      guard let value = RowCodec.varint(in: buffer, at: &position) else { throw corrupt() }
+      return value
     }
 
     @inline(__always)
