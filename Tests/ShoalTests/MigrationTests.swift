@@ -91,6 +91,43 @@ struct MigrationTests {
     #expect(realm.objects(MigratingV2.self).isEmpty)
   }
 
+  /// RealmSwift's rule: a file whose schema version differs, even with an unchanged schema,
+  /// starts over empty, and the migration block is not called.
+  @Test func deleteRealmIfMigrationNeededResetsOnAnotherSchemaVersion() throws {
+    var config = try seed()
+    config.schemaVersion = 3
+    config.deleteRealmIfMigrationNeeded = true
+    nonisolated(unsafe) var migrated = false
+    config.migrationBlock = { _, _ in migrated = true }
+    let realm = try Realm(configuration: config)
+    #expect(realm.objects(MigratingV1.self).isEmpty)
+    #expect(!migrated)
+    try realm.write { realm.add(MigratingV1(value: ["id": 7])) }
+    // A lower version resets too, instead of failing as a lower version otherwise does.
+    var lower = config
+    lower.schemaVersion = 1
+    let reopened = try Realm(configuration: lower)
+    #expect(reopened.objects(MigratingV1.self).isEmpty)
+    #expect(try schemaVersionAtURL(config.fileURL!) == 1)
+  }
+
+  /// The same version and schema keep the data.
+  @Test func deleteRealmIfMigrationNeededKeepsAMatchingFile() throws {
+    var config = try seed()
+    config.deleteRealmIfMigrationNeeded = true
+    #expect(try Realm(configuration: config).objects(MigratingV1.self).count == 2)
+  }
+
+  @Test func deleteRealmIfMigrationNeededWithReadOnlyIsRealmSwiftsError() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      var config = fileConfiguration()
+      config.readOnly = true
+      config.deleteRealmIfMigrationNeeded = true
+      _ = try Realm(configuration: config)
+    }
+    #expect(stderrText(result).contains("Cannot set `deleteRealmIfMigrationNeeded` when `readOnly` is set."))
+  }
+
   @Test func addingAClassNeedsNoMigration() throws {
     var config = try seed()
     config.objectTypes = [MigratingV1.self, Extra.self]

@@ -153,4 +153,36 @@ struct PrimaryKeyTests {
     let realm = try Realm(configuration: config)
     #expect(realm.object(ofType: MigratingV1.self, forPrimaryKey: 10)?.firstName == "f1")
   }
+
+  /// RealmSwift's setter refuses a managed object's primary key outright, even its own value,
+  /// through the property and through `setValue(_:forKey:)` alike.
+  @Test func aManagedPrimaryKeyCannotBeSetEvenToItsOwnValue() async {
+    let bySetter = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: memoryConfiguration())
+      try realm.write {
+        let person = realm.create(Person.self, value: ["id": 1])
+        person.id = 1
+      }
+    }
+    #expect(stderrText(bySetter).contains("Primary key can't be changed after an object is inserted."))
+    let byKVC = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: memoryConfiguration())
+      try realm.write {
+        let counter = realm.create(Counter.self, value: ["name": "a"])
+        counter.setValue("a", forKey: "name")
+      }
+    }
+    #expect(stderrText(byKVC).contains("Primary key can't be changed after an object is inserted."))
+  }
+
+  /// Updates by primary key still work: they never write the key itself.
+  @Test func updatesByPrimaryKeyLeaveTheKeyAlone() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      realm.create(Counter.self, value: ["name": "a", "value": 1])
+      realm.create(Counter.self, value: ["name": "a", "value": 2], update: .modified)
+      realm.add(Counter(value: ["a", 3]), update: .all)
+    }
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: "a")?.value == 3)
+  }
 }

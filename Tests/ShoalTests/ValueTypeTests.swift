@@ -668,3 +668,38 @@ struct Decimal128Tests {
     #expect(Decimal128(storage: d("1.5").storageBytes + [0]).isNaN)
   }
 }
+
+@Suite("Dates read back exactly")
+struct DatePrecisionTests {
+  @Test func aDateReadsBackBitIdentical() throws {
+    let config = fileConfiguration()
+    let now = Date()
+    let odd = Date(timeIntervalSinceReferenceDate: 0.1 + 1e-7)
+    let dates = [now, odd, Date.distantPast, Date.distantFuture, Date(timeIntervalSinceReferenceDate: -123.456789)]
+    do {
+      let realm = try Realm(configuration: config)
+      try realm.write {
+        for (i, date) in dates.enumerated() {
+          let object = AllTypes()
+          object.int = i
+          object.date = date
+          object.optDate = date
+          object.any = .date(date)
+          object.anyMap["d"] = .date(date)
+          realm.add(object)
+        }
+      }
+    }
+    let realm = try Realm(configuration: config)
+    for (i, date) in dates.enumerated() {
+      let object = try #require(realm.objects(AllTypes.self).filter("int == %@", i).first)
+      #expect(object.date.timeIntervalSinceReferenceDate.bitPattern == date.timeIntervalSinceReferenceDate.bitPattern)
+      #expect(object.date == date)
+      #expect(object.optDate == date)
+      #expect(object.any == .date(date))
+      #expect(object.anyMap["d"] == .date(date))
+      // Queries compare the exact value.
+      #expect(realm.objects(AllTypes.self).filter("date == %@", date).count == 1)
+    }
+  }
+}

@@ -3,7 +3,7 @@ import Foundation
 /// What every Realm collection offers: `Results`, `List`, `MutableSet`, `LinkingObjects` and
 /// `AnyRealmCollection` (RealmSwift's `RealmCollection`).
 public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible, Equatable
-where Index == Int, Element: RealmCollectionValue {
+where Index == Int, Element: RealmCollectionValue, Iterator == RLMIterator<Element> {
   /// The Realm of the collection, or nil when unmanaged.
   var realm: Realm? { get }
   /// Whether the collection can no longer be accessed.
@@ -75,6 +75,8 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
   public var count: Int { base.count }
   public func index(after i: Int) -> Int { i + 1 }
   public func index(before i: Int) -> Int { i - 1 }
+  /// Iterates the elements the wrapped collection holds now (RealmSwift's snapshot enumeration).
+  public func makeIterator() -> RLMIterator<Element> { base.makeIterator() }
   /// The element at `position`.
   public subscript(position: Int) -> Element {
     if position < 0 { fatalError("Cannot pass a negative value for 'index'.") }

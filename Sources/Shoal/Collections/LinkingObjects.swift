@@ -60,6 +60,13 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     return element(keys[position])
   }
 
+  /// Iterates the objects that link here now: a loop visits each of them once, whatever it
+  /// writes meanwhile (RealmSwift's snapshot enumeration).
+  public func makeIterator() -> RLMIterator<Element> {
+    let keys = self.keys
+    return RLMIterator(count: keys.count) { element(keys[$0]) }
+  }
+
   private func element(_ key: ObjectKey) -> Element {
     guard let core = owner?._core, let element = core.object(core.table(for: Element.self), key) as? Element else {
       fatalError("Linking objects of an unmanaged object cannot be read.")

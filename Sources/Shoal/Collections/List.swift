@@ -71,6 +71,15 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   public func index(after i: Int) -> Int { i + 1 }
   public func index(before i: Int) -> Int { i - 1 }
 
+  /// Iterates the elements the list holds now: a loop visits each of them once, whatever it
+  /// writes meanwhile (RealmSwift's snapshot enumeration).
+  public func makeIterator() -> RLMIterator<Element> {
+    if parent == nil { return RLMIterator(unmanaged) }
+    let items = stored
+    let context = self.context
+    return RLMIterator(count: items.count) { Element._rlmFromStored(_StoredValue(items[$0]), context) }
+  }
+
   /// The element at `position`.
   public subscript(position: Int) -> Element {
     get {

@@ -56,6 +56,15 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   public func index(after i: Int) -> Int { i + 1 }
   public func index(before i: Int) -> Int { i - 1 }
 
+  /// Iterates the elements the set holds now: a loop visits each of them once, whatever it
+  /// writes meanwhile (RealmSwift's snapshot enumeration).
+  public func makeIterator() -> RLMIterator<Element> {
+    if parent == nil { return RLMIterator(unmanaged) }
+    let items = stored
+    let context = self.context
+    return RLMIterator(count: items.count) { Element._rlmFromStored(_StoredValue(items[$0]), context) }
+  }
+
   /// The element at `position` (in insertion order).
   public subscript(position: Int) -> Element {
     if parent == nil {

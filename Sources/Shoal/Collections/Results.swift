@@ -457,6 +457,28 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     return value
   }
 
+  /// Iterates the elements the results hold now: a loop visits each of them once, whatever it
+  /// writes meanwhile (RealmSwift's snapshot enumeration).
+  public func makeIterator() -> RLMIterator<Element> {
+    if state.unmanaged != nil {
+      return RLMIterator(state.unmanagedItems().map { $0 as! Element })  // safe: unmanaged results hold only Elements
+    }
+    let items = state.items()
+    let state = self.state
+    let stamp = state.core?.stamp
+    return RLMIterator(count: items.count) { position in
+      let value = element(items[position])
+      // The rows the evaluation decoded belong to `items` only while nothing was written since.
+      if let core = state.core, core.stamp == stamp, let row = state.cachedRow(at: position),
+        let object = value as? ObjectBase
+      {
+        object._row = row
+        object._rowStamp = core.stamp
+      }
+      return value
+    }
+  }
+
   /// The first element, or nil.
   public var first: Element? { isEmpty ? nil : self[0] }
   /// The last element, or nil.
@@ -687,7 +709,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     guard let persistable = T.self as? any _Persistable.Type else {
       // `NSNumber` and `NSDate`, as RealmSwift bridges aggregates.
       if T.self == NSDate.self, case .date(let date) = value {
-        return NSDate(timeIntervalSince1970: date.timeIntervalSince1970) as? T
+        return NSDate(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate) as? T
       }
       return foundationValue(value) as? T ?? value.anyValue as? T
     }

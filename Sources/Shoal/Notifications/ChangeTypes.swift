@@ -1,17 +1,60 @@
 import Foundation
+import ShoalStorage
 import Synchronization
 
 /// Keeps an observation alive (RealmSwift's `NotificationToken`): notifications stop when it
 /// is invalidated or released.
 public final class NotificationToken: Sendable {
   private let cancelled = Atomic<Bool>(false)
+  /// Commits made with `write(withoutNotifying:)` naming this token, not yet passed by the
+  /// Realm that delivers its notifications (which may live on another thread, queue or actor).
+  private let suppressed = Mutex<[SuppressedCommit]>([])
 
   init() {}
 
   /// Stops the notifications; safe from any thread, and more than once.
-  public func invalidate() { cancelled.store(true, ordering: .releasing) }
+  public func invalidate() {
+    cancelled.store(true, ordering: .releasing)
+    for commit in suppressed.withLock({ pending -> [SuppressedCommit] in
+      defer { pending = [] }
+      return pending
+    }) {
+      commit.close()
+    }
+  }
 
   var isInvalidated: Bool { cancelled.load(ordering: .acquiring) }
+
+  /// Asks the observer not to hear of the commit from `commit.before` to `commit.after`.
+  func suppress(_ commit: SuppressedCommit) {
+    guard !isInvalidated else { return commit.close() }
+    suppressed.withLock { $0.append(commit) }
+  }
+
+  /// The suppressed commits an observer moving from `old` to `new` passes, oldest first; those
+  /// it passes, or passed before, are forgotten (their versions let go).
+  func takeSuppressed(from old: UInt64, to new: UInt64) -> [SuppressedCommit] {
+    let (taken, stale) = suppressed.withLock { pending -> ([SuppressedCommit], [SuppressedCommit]) in
+      let taken = pending.filter { $0.after.version > old && $0.after.version <= new }
+      let stale = pending.filter { $0.after.version <= old }
+      pending.removeAll { $0.after.version <= new }
+      return (taken, stale)
+    }
+    for commit in stale { commit.close() }
+    return taken.sorted { $0.after.version < $1.after.version }
+  }
+}
+
+/// A commit some observers are not to hear of: the versions just before and just after it,
+/// both pinned until the observers' Realms have moved past it.
+struct SuppressedCommit: Sendable {
+  let before: ReadTransaction
+  let after: ReadTransaction
+
+  func close() {
+    before.close()
+    after.close()
+  }
 }
 
 /// The changes to a collection since the last notification (RealmSwift's

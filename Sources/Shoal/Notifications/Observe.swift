@@ -32,7 +32,7 @@ extension Realm {
   public func commitWrite(withoutNotifying tokens: [NotificationToken]) throws {
     core.skippedTokens = tokens
     defer { core.skippedTokens = [] }
-    try core.commitWrite()
+    try core.commitWrite(suppressing: tokens)
   }
 }
 

@@ -16,6 +16,9 @@ enum DeliveryMode {
 /// One registered observation on a Realm.
 protocol RealmObserver: AnyObject {
   var token: NotificationToken? { get }
+  /// While set, `update` brings the observer's state up to date without calling its block:
+  /// the commit it steps over was made with `write(withoutNotifying:)` naming its token.
+  var muted: Bool { get set }
   /// Called after the Realm moved from `old` to its current version; `summary` says what the
   /// commits in between did. Returns false when the observation is over (its object deleted).
   func update(core: RealmCore, old: ReadTransaction, summary: ChangeSummary, local: Bool) -> Bool
@@ -162,6 +165,7 @@ final class ObservationFilter {
 /// `Realm.observe`.
 final class RealmNotificationObserver: RealmObserver {
   weak var token: NotificationToken?
+  var muted = false
   let block: Realm.NotificationBlock
 
   init(token: NotificationToken, block: @escaping Realm.NotificationBlock) {
@@ -170,7 +174,7 @@ final class RealmNotificationObserver: RealmObserver {
   }
 
   func update(core: RealmCore, old: ReadTransaction, summary: ChangeSummary, local: Bool) -> Bool {
-    block(.didChange, Realm(core: core))
+    if !muted { block(.didChange, Realm(core: core)) }
     return true
   }
 }
@@ -178,6 +182,7 @@ final class RealmNotificationObserver: RealmObserver {
 /// `observe` on `Results`, `List`, `MutableSet`, `LinkingObjects` and `AnyRealmCollection`.
 final class CollectionObserver<Collection>: RealmObserver {
   weak var token: NotificationToken?
+  var muted = false
   let collection: Collection
   let state: ResultsState
   let filter: ObservationFilter?
@@ -271,7 +276,7 @@ final class CollectionObserver<Collection>: RealmObserver {
       lastKeys = oldKeys
     }
     state.adopt(last)
-    guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
+    guard !muted, !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
     block(.update(collection, deletions: deletions, insertions: insertions, modifications: modifications))
     return true
   }
@@ -308,7 +313,7 @@ final class CollectionObserver<Collection>: RealmObserver {
     }
     last = now
     lastKeys = nil
-    guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
+    guard !muted, !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
     block(
       .update(collection, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications))
     return true
@@ -318,6 +323,7 @@ final class CollectionObserver<Collection>: RealmObserver {
 /// `Object.observe`.
 final class ObjectObserver<T: ObjectBase>: RealmObserver {
   weak var token: NotificationToken?
+  var muted = false
   let object: T
   let table: TableInfo
   let filter: ObservationFilter
@@ -338,7 +344,7 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
     guard filter.mayBeAffected(table: table, summary: summary) else { return true }
     let key = object._key
     if summary.changes(of: table.name)?.wasDeleted(key) == true || !core.exists(table: table, key: key) {
-      block(.deleted)
+      if !muted { block(.deleted) }
       return false
     }
     let written = summary.changes(of: table.name)?.mask(key) ?? []
@@ -359,7 +365,7 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
       }
       changes.append(PropertyChange(name: property.name, oldValue: oldValue, newValue: newValue))
     }
-    if !changes.isEmpty { block(.change(object, changes)) }
+    if !changes.isEmpty, !muted { block(.change(object, changes)) }
     return true
   }
 }
@@ -367,6 +373,7 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
 /// `Map.observe`.
 final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: RealmObserver {
   weak var token: NotificationToken?
+  var muted = false
   let map: Map<Key, Value>
   let owner: ObjectBase
   let table: TableInfo
@@ -413,7 +420,7 @@ final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: RealmObserve
       }
     }
     last = now
-    guard !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
+    guard !muted, !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
     block(
       .update(
         map, deletions: deletions.map(Key._rlmFromKey), insertions: insertions.map(Key._rlmFromKey),
@@ -530,12 +537,45 @@ extension RealmCore {
     }
     isDelivering = true
     defer { isDelivering = false }
-    let skipped = skippedTokens
     for observer in observers {
       guard let token = observer.token, !token.isInvalidated else { continue }
-      if skipped.contains(where: { $0 === token }) { continue }
-      if !observer.update(core: self, old: old, summary: summary, local: local) { token.invalidate() }
+      let suppressed = token.takeSuppressed(from: old.version, to: new.version)
+      if suppressed.isEmpty {
+        if !observer.update(core: self, old: old, summary: summary, local: local) { token.invalidate() }
+      } else if !deliver(to: observer, from: old, to: new, around: suppressed, local: local) {
+        token.invalidate()
+      }
     }
+  }
+
+  /// Delivers `old`...`new` to one observer, stepping over the commits it was told not to hear
+  /// of: the commits before each are delivered as usual (seen at the version just before it),
+  /// the commit itself only updates the observer's state, and the commits after it are
+  /// delivered with only their own changes. Returns false when the observation is over.
+  private func deliver(
+    to observer: any RealmObserver, from old: ReadTransaction, to new: ReadTransaction,
+    around suppressed: [SuppressedCommit], local: Bool
+  ) -> Bool {
+    defer {
+      show(new)
+      for commit in suppressed { commit.close() }
+    }
+    func step(from: ReadTransaction, to: ReadTransaction, muted: Bool) -> Bool {
+      guard to.version > from.version,
+        let records = try? store.changes(from: from.version, to: to.version)
+      else { return true }
+      show(to)
+      observer.muted = muted
+      defer { observer.muted = false }
+      return observer.update(core: self, old: from, summary: ChangeSummary(records), local: local)
+    }
+    var from = old
+    for commit in suppressed {
+      guard step(from: from, to: commit.before, muted: false), step(from: commit.before, to: commit.after, muted: true)
+      else { return false }
+      from = commit.after
+    }
+    return step(from: from, to: new, muted: false)
   }
 
   /// A row as it was in `snapshot`.

@@ -72,6 +72,13 @@ final class RealmCore {
 
   init(configuration: Realm.Configuration) throws(Realm.Error) {
     Logger.installDefault()
+    // RealmSwift's checks when a configuration is turned into an open Realm, in its order.
+    if configuration.readOnly, configuration.deleteRealmIfMigrationNeeded {
+      fatalError("Cannot set `deleteRealmIfMigrationNeeded` when `readOnly` is set.")
+    }
+    if configuration.readOnly, configuration.shouldCompactOnLaunch != nil {
+      fatalError("Cannot set `shouldCompactOnLaunch` when `readOnly` is set.")
+    }
     self.configuration = configuration
     isFrozen = false
     let classes = try RealmSchema.codeClasses(configuration)
@@ -191,7 +198,10 @@ final class RealmCore {
     }
   }
 
-  func commitWrite() throws(Realm.Error) {
+  /// Commits the write transaction. The observers of `suppressing` (on this Realm or on any
+  /// other instance, thread, queue or actor) do not hear of this commit: each token keeps the
+  /// versions just before and after it, so its Realm can step over exactly this commit.
+  func commitWrite(suppressing tokens: [NotificationToken] = []) throws(Realm.Error) {
     verifyThread()
     guard let transaction = write else {
       throw Realm.Error(.fail, "Can't commit a non-existing write transaction")
@@ -205,7 +215,17 @@ final class RealmCore {
         try transaction.put(
           TableInfo.keyBytes(next), forKey: Array(("next/" + name).utf8), in: RealmSchema.metaKeyspace)
       }
-      committed = try transaction.commit()
+      if tokens.isEmpty {
+        committed = try transaction.commit()
+      } else {
+        let base = try transaction.pinBase()
+        let after = try transaction.commitPinned()
+        committed = after.version
+        if after.version != base.version {
+          let commit = SuppressedCommit(before: base, after: after)
+          for token in tokens { token.suppress(commit) }
+        }
+      }
     } catch {
       transaction.abort()
       write = nil
@@ -258,6 +278,13 @@ final class RealmCore {
     stamp &+= 1
     if let old { deliver(from: old, to: fresh, local: local) }
     return true
+  }
+
+  /// Makes `snapshot` the version this Realm shows (delivery steps through the versions around
+  /// a suppressed commit this way).
+  func show(_ snapshot: ReadTransaction) {
+    read = snapshot
+    stamp &+= 1
   }
 
   func invalidate() {
@@ -429,16 +456,15 @@ final class RealmCore {
   func setStoredValue(_ value: RowValue, of object: ObjectBase, table: TableInfo, at index: Int) {
     verifyThread()
     if isFrozen { fatalError("Attempting to modify a frozen object - call thaw on the Object instance first.") }
-    requireWrite()
-    if index == table.primaryKeyIndex {
-      let current = currentRow(of: object, table: table)[index]
-      if TableInfo.normalizedForIndex(current) == TableInfo.normalizedForIndex(value) { return }
-      fatalError("Primary key can't be changed after an object is inserted.")
-    }
+    // RealmSwift's order: the object must exist, then the write transaction, then the primary
+    // key, which no setter may write, not even with its own value.
     var row = currentRow(of: object, table: table)
+    requireWrite()
+    if index == table.primaryKeyIndex { fatalError("Primary key can't be changed after an object is inserted.") }
+    let oldRow = row
     let old = row[index]
     row[index] = value
-    writeRow(row, old: currentRow(of: object, table: table), table: table, key: object._key, changed: [index])
+    writeRow(row, old: oldRow, table: table, key: object._key, changed: [index])
     if old != value { removeReplacedEmbedded(old: old, new: value, property: table.properties[index]) }
     object._row = row
     object._rowStamp = stamp

@@ -161,34 +161,44 @@ struct SchemaResolver {
     _ write: WriteTransaction, stored: [String: ObjectSchema], keyed: Set<String>, version: UInt64?,
     code: [String: ObjectSchema]
   ) throws -> [String: ObjectSchema] {
+    var errors: [String] = []
+    for (name, schema) in code.sorted(by: { $0.key < $1.key }) {
+      if let old = stored[name] { errors += RealmSchema.migrationErrors(stored: old, code: schema) }
+    }
+    var stored = stored
+    var version = version
+    // RealmSwift's rule: with deleteRealmIfMigrationNeeded, a file whose schema version differs
+    // (higher or lower), or whose schema changed in a way that needs a migration, starts over
+    // empty; the migration block is not called.
+    if let old = version, configuration.deleteRealmIfMigrationNeeded,
+      old != configuration.schemaVersion || !errors.isEmpty
+    {
+      Log.write(
+        .warn, .shoal,
+        "Deleted every object of \(configuration.fileKey): "
+          + (errors.isEmpty
+            ? "its schema version \(old) is not \(configuration.schemaVersion)"
+            : "its schema changed without a migration") + " (deleteRealmIfMigrationNeeded)")
+      for name in try write.keyspaceNames() { try write.dropKeyspace(name) }
+      stored = [:]
+      version = nil
+      errors = []
+    }
     let storedVersion = version ?? configuration.schemaVersion
     if version != nil, configuration.schemaVersion < storedVersion {
       throw Realm.Error(
         .fail,
         "Provided schema version \(configuration.schemaVersion) is less than last set version \(storedVersion).")
     }
-    var errors: [String] = []
-    for (name, schema) in code.sorted(by: { $0.key < $1.key }) {
-      if let old = stored[name] { errors += RealmSchema.migrationErrors(stored: old, code: schema) }
-    }
-    var stored = stored
     if let version, configuration.schemaVersion > version {
       Log.write(
         .info, .shoal,
         "Migrating \(configuration.fileKey) from schema version \(version) to \(configuration.schemaVersion)")
     }
     if !errors.isEmpty, configuration.schemaVersion == storedVersion {
-      guard configuration.deleteRealmIfMigrationNeeded else {
-        throw Realm.Error(
-          .schemaMismatch,
-          "Migration is required due to the following errors:\n" + errors.map { "- " + $0 }.joined(separator: "\n"))
-      }
-      Log.write(
-        .warn, .shoal,
-        "Deleted every object of \(configuration.fileKey): its schema changed without a migration "
-          + "(deleteRealmIfMigrationNeeded)")
-      for name in try write.keyspaceNames() { try write.dropKeyspace(name) }
-      stored = [:]
+      throw Realm.Error(
+        .schemaMismatch,
+        "Migration is required due to the following errors:\n" + errors.map { "- " + $0 }.joined(separator: "\n"))
     }
     try write.ensureKeyspace(RealmSchema.schemaKeyspace, tracksChanges: false)
     try write.ensureKeyspace(RealmSchema.metaKeyspace, tracksChanges: false)

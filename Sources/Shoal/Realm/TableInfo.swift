@@ -115,7 +115,7 @@ final class TableInfo: Sendable {
   /// The index key of a value: unambiguous bytes (tag, length, payload) so a prefix scan over
   /// `indexKey(value)` finds exactly the objects holding `value`.
   static func indexKey(_ value: RowValue) -> [UInt8] {
-    var out = RowCodec.encodeValue(normalizedForIndex(value))
+    var out = RowCodec.encodeIndexValue(normalizedForIndex(value))
     RowCodec.writeVarint(UInt64(out.count), into: &out)
     return out
   }

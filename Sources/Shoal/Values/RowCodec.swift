@@ -4,8 +4,12 @@ import Foundation
 /// varints, strings and data length-prefixed. The engine compresses the nodes holding them.
 enum RowCodec {
   private enum Tag: UInt8 {
+    /// `date` holds seconds since 1970 as a `Double`, which cannot hold every `Date` exactly:
+    /// files written before `dateSinceReference` have it, and index keys keep it (an index
+    /// only proposes candidates, which the query then tests exactly). `dateSinceReference`
+    /// holds what `Date` itself holds (seconds since 2001), so a date reads back bit-identical.
     case null = 0, isFalse, isTrue, int, float, double, string, data, date, uuid, objectId, decimal, link,
-      typedLink, list, map
+      typedLink, list, map, dateSinceReference
   }
 
   static func encode(_ row: [RowValue]) -> [UInt8] {
@@ -36,8 +40,8 @@ enum RowCodec {
       out.append(Tag.data.rawValue)
       writeBytes(Array(d), into: &out)
     case .date(let d):
-      out.append(Tag.date.rawValue)
-      withUnsafeBytes(of: d.timeIntervalSince1970.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+      out.append(Tag.dateSinceReference.rawValue)
+      withUnsafeBytes(of: d.timeIntervalSinceReferenceDate.bitPattern.littleEndian) { out.append(contentsOf: $0) }
     case .uuid(let u):
       out.append(Tag.uuid.rawValue)
       withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
@@ -146,7 +150,7 @@ enum RowCodec {
         case Tag.null.rawValue, Tag.isFalse.rawValue, Tag.isTrue.rawValue: break
         case Tag.int.rawValue, Tag.link.rawValue: guard varint() != nil else { return false }
         case Tag.float.rawValue: position += 4
-        case Tag.double.rawValue, Tag.date.rawValue: position += 8
+        case Tag.double.rawValue, Tag.date.rawValue, Tag.dateSinceReference.rawValue: position += 8
         case Tag.objectId.rawValue: position += 12
         case Tag.uuid.rawValue: position += 16
         case Tag.string.rawValue, Tag.data.rawValue, Tag.decimal.rawValue:
@@ -244,6 +248,15 @@ enum RowCodec {
     return out
   }
 
+  /// The form of a value in an index key: a date keeps the seconds-since-1970 form every
+  /// index was built with (see `Tag`); everything else as `encodeValue`.
+  static func encodeIndexValue(_ value: RowValue) -> [UInt8] {
+    guard case .date(let d) = value else { return encodeValue(value) }
+    var out: [UInt8] = [Tag.date.rawValue]
+    withUnsafeBytes(of: d.timeIntervalSince1970.bitPattern.littleEndian) { out.append(contentsOf: $0) }
+    return out
+  }
+
   static func writeVarint(_ value: UInt64, into out: inout [UInt8]) {
     var v = value
     while v >= 0x80 {
@@ -318,7 +331,7 @@ enum RowCodec {
       switch byte {
       case Tag.null.rawValue, Tag.isFalse.rawValue, Tag.isTrue.rawValue: return
       case Tag.int.rawValue, Tag.link.rawValue: _ = try varint()
-      case Tag.double.rawValue, Tag.date.rawValue: try advance(8)
+      case Tag.double.rawValue, Tag.date.rawValue, Tag.dateSinceReference.rawValue: try advance(8)
       case Tag.string.rawValue, Tag.data.rawValue: try advance(try varint())
       default:
         guard let tag = Tag(rawValue: byte) else { throw corrupt() }
@@ -332,7 +345,7 @@ enum RowCodec {
       case .null, .isFalse, .isTrue: return
       case .int, .link: _ = try varint()
       case .float: _ = try bytes(4)
-      case .double, .date: _ = try bytes(8)
+      case .double, .date, .dateSinceReference: _ = try bytes(8)
       case .string, .data, .decimal: _ = try lengthPrefixed()
       case .uuid: _ = try bytes(16)
       case .objectId: _ = try bytes(12)
@@ -368,6 +381,7 @@ enum RowCodec {
       case .string: return .string(try string())
       case .data: return .data(Data(try lengthPrefixed()))
       case .date: return .date(Date(timeIntervalSince1970: Double(bitPattern: try fixed64())))
+      case .dateSinceReference: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
       case .uuid:
         let raw = try bytes(16)
         var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -285,6 +285,27 @@ public final class WriteTransaction {
   public func commit() throws -> UInt64 {
     try checkOpen()
     defer { abort() }
+    return try commitHoldingLock()
+  }
+
+  /// Commits and returns the version it made (the base version when nothing changed), pinned
+  /// before the writer lock is let go, so no other commit can come in between: the exact state
+  /// after this commit, as `beginRead()` would have given it.
+  public func commitPinned() throws -> ReadTransaction {
+    try checkOpen()
+    defer { abort() }
+    _ = try commitHoldingLock()
+    return try store.beginRead()
+  }
+
+  /// Pins the version this transaction started from (while the writer lock is held, the
+  /// newest): the exact state before its commit.
+  public func pinBase() throws -> ReadTransaction {
+    try checkOpen()
+    return try store.beginRead()
+  }
+
+  private func commitHoldingLock() throws -> UInt64 {
     guard states.contains(where: { $0.modified }) else { return baseVersion }
     let started = Log.isEnabled(.debug, .transaction) ? Store.now() : 0
     try store.checkVersionLimit(latest: baseVersion)
