@@ -162,4 +162,52 @@ struct ThreadSafeReferenceTests {
       })
     #expect(answers.next() == true)
   }
+
+  /// Inside a write transaction, a frozen value is the state the transaction started from.
+  @Test func freezingInsideAWriteGivesTheValuesAtItsStart() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    let counter = Counter(value: ["a", 1])
+    try realm.write { realm.add(counter) }
+    try realm.write {
+      counter.value = 2
+      #expect(counter.freeze().value == 1)
+      #expect(realm.objects(Counter.self).freeze().first?.value == 1)
+      #expect(realm.freeze().object(ofType: Counter.self, forPrimaryKey: "a")?.value == 1)
+    }
+    #expect(counter.freeze().value == 2)
+  }
+
+  @Test func anObjectCreatedInTheWriteCannotBeFrozenInIt() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      try realm.write { _ = realm.create(Counter.self, value: ["n", 1]).freeze() }
+    }
+    #expect(
+      stderrText(result).contains("Cannot freeze an object in the same write transaction as it was created in."))
+  }
+
+  /// RealmSwift's order: the thread first, then whether the value still exists.
+  @Test func freezingChecksTheThreadThenTheObject() async {
+    let wrongThread = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      let counter = Counter(value: ["a", 1])
+      try realm.write { realm.add(counter) }
+      let unsafeResults = realm.objects(Counter.self)
+      let done = DispatchSemaphore(value: 0)
+      Thread.detachNewThread {
+        _ = unsafeResults.freeze()
+        done.signal()
+      }
+      done.wait()
+    }
+    #expect(stderrText(wrongThread).contains("Realm accessed from incorrect thread"))
+    let deleted = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      let counter = Counter(value: ["a", 1])
+      try realm.write { realm.add(counter) }
+      try realm.write { realm.delete(counter) }
+      _ = counter.freeze()
+    }
+    #expect(stderrText(deleted).contains("Object has been deleted or invalidated."))
+  }
 }

@@ -2,9 +2,12 @@ import Foundation
 
 extension RealmCore {
   /// The frozen Realm at this Realm's current version (one per version, shared).
+  ///
+  /// Inside a write transaction this is the version the transaction started from, as in
+  /// RealmSwift: what the transaction wrote so far is not committed, so it cannot be frozen.
   func frozen() -> RealmCore {
     if isFrozen { return self }
-    if write != nil { fatalError("Cannot freeze a Realm within a write transaction.") }
+    verifyThread()
     guard let snapshot = read ?? (try? store.beginRead()) else { fatalError("Could not pin a version to freeze") }
     if read == nil { read = snapshot }
     if let cached = frozenCore, cached.read?.version == snapshot.version { return cached }
@@ -46,7 +49,14 @@ extension ObjectBase {
   func frozenCopy<T: ObjectBase>() -> T {
     guard let core = _core, let table = _table else { fatalError("Unmanaged objects cannot be frozen.") }
     if core.isFrozen, let same = self as? T { return same }
-    guard let copy = core.frozen().object(table, _key) as? T else { fatalError("Object type changed while freezing") }
+    // RealmSwift's order: the thread, then whether the object still exists.
+    core.verifyThread()
+    if isInvalidated { fatalError("Object has been deleted or invalidated.") }
+    let frozen = core.frozen()
+    guard frozen.exists(table: table, key: _key) else {
+      fatalError("Cannot freeze an object in the same write transaction as it was created in.")
+    }
+    guard let copy = frozen.object(table, _key) as? T else { fatalError("Object type changed while freezing") }
     return copy
   }
 
@@ -76,6 +86,11 @@ extension ResultsState {
   func frozen() -> ResultsState {
     guard let core else { return self }
     if core.isFrozen { return self }
+    core.verifyThread()
+    if isInvalidated {
+      if case .list? = source { fatalError("Object has been deleted or invalidated.") }
+      fatalError("Access to invalidated Results objects")
+    }
     let frozenCore = core.frozen()
     guard let state = CollectionBlueprint(self).state(in: frozenCore) else {
       fatalError("Cannot freeze a deleted collection")
