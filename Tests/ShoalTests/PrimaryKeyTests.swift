@@ -185,4 +185,42 @@ struct PrimaryKeyTests {
     }
     #expect(realm.object(ofType: Counter.self, forPrimaryKey: "a")?.value == 3)
   }
+
+  /// String primary keys and indexed strings of any length, as RealmSwift indexes them; long
+  /// values sharing a long prefix stay apart.
+  @Test func longStringPrimaryKeysAndIndexedStrings() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    let base = String(repeating: "k", count: 3000)
+    let a = base + "a"
+    let b = base + "b"
+    try realm.write {
+      realm.create(Counter.self, value: ["name": a, "value": 1])
+      realm.create(Counter.self, value: ["name": b, "value": 2])
+      realm.add(Person(value: ["id": 1, "name": a]))
+      realm.add(Person(value: ["id": 2, "name": b]))
+    }
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: a)?.value == 1)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: b)?.value == 2)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: base) == nil)
+    try realm.write { realm.create(Counter.self, value: ["name": a, "value": 5], update: .modified) }
+    #expect(realm.objects(Counter.self).count == 2)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: a)?.value == 5)
+    #expect(realm.objects(Person.self).filter("name == %@", b).map(\.id) == [2])
+    #expect(realm.objects(Person.self).filter("name == %@", base).isEmpty)
+    try realm.write { realm.delete(realm.object(ofType: Counter.self, forPrimaryKey: a)!) }
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: a) == nil)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: b)?.value == 2)
+  }
+
+  @Test func aDuplicateLongPrimaryKeyIsRefused() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: memoryConfiguration())
+      let key = String(repeating: "x", count: 5000)
+      try realm.write {
+        realm.create(Counter.self, value: ["name": key])
+        realm.create(Counter.self, value: ["name": key])
+      }
+    }
+    #expect(stderrText(result).contains("with an existing primary key value"))
+  }
 }

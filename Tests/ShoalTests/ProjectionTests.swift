@@ -42,4 +42,15 @@ struct ProjectionTests {
     #expect(ada.freeze().isFrozen)
     withExtendedLifetime(token) {}
   }
+
+  /// A live projection is not equal to its frozen copy; freezing a frozen one gives itself.
+  @Test func aProjectionIsNotEqualToItsFrozenCopy() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    try realm.write { realm.add(Person(id: 1, name: "Ada", age: 36)) }
+    let projection = try #require(realm.objects(PersonProjection.self).first)
+    let frozen = projection.freeze()
+    #expect(projection != frozen)
+    #expect(frozen == frozen.freeze())
+    #expect(projection == realm.objects(PersonProjection.self).first)
+  }
 }

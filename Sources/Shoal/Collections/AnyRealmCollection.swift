@@ -177,6 +177,8 @@ extension RealmCollection {
   /// The position of the first element matching a predicate with its arguments (what
   /// `index(matching:)` calls).
   public func _index(matching predicateFormat: String, arguments: [Any]) -> Int? {
+    // An unmanaged collection is searched in memory, as RealmSwift's is.
+    if realm == nil, !isInvalidated { return unmanagedIndex(matching: predicateFormat, arguments: arguments) }
     // In the collection's own order: a `Results` of it, unsorted, filtered; the first match's
     // position among all the elements.
     let all = sorted(by: [SortDescriptor]())

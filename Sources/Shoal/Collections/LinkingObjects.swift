@@ -19,6 +19,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   public let propertyName: String
   let owner: ObjectBase?
   let index: Int
+  let identity = LinkingObjectsIdentity()
 
   /// Creates linking objects for the objects of `fromType` linking through `property`.
   public init(fromType: Element.Type, property: String) {
@@ -129,11 +130,11 @@ extension LinkingObjects: _Persistable {
 }
 
 extension LinkingObjects: Hashable {
-  public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool {
-    lhs.owner === rhs.owner && lhs.index == rhs.index && lhs.propertyName == rhs.propertyName
-  }
-  public func hash(into hasher: inout Hasher) {
-    hasher.combine(propertyName)
-    hasher.combine(index)
-  }
+  /// True for copies of one value: as in RealmSwift, each read of a linking-objects property is
+  /// a collection of its own, unequal to another read of the same property.
+  public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool { lhs.identity === rhs.identity }
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(identity)) }
 }
+
+/// What makes each `LinkingObjects` value a collection of its own (see `==`).
+final class LinkingObjectsIdentity: Sendable {}

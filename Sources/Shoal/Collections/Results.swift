@@ -384,10 +384,19 @@ final class ResultsState {
     return nil
   }
 
+  /// The first element of each distinct combination of the key paths' values. As in Realm
+  /// Core, an element whose path passes through a nil link has no value there and is left out.
   private func applyDistinct(_ items: [RowValue], core: RealmCore) -> [RowValue] {
     let paths = distinct.map { resolve($0, core: core) }
     var seen = Set<[RowValue]>()
-    return items.filter { item in seen.insert(paths.map { value(item, path: $0, core: core) }).inserted }
+    return items.filter { item in
+      for path in paths where path.count > 1 {
+        for length in 1..<path.count where value(item, path: Array(path[..<length]), core: core).isNull {
+          return false
+        }
+      }
+      return seen.insert(paths.map { value(item, path: $0, core: core) }).inserted
+    }
   }
 }
 
@@ -641,7 +650,14 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     if state.unmanaged != nil {
       return state.unmanagedItems().compactMap { item in
         let value = property == "self" ? item : Shoal.value(of: item, property)
-        return unwrapOptional(value).flatMap { RowValue(scalar: $0) }
+        return unwrapOptional(value).flatMap { value -> RowValue? in
+          // A mixed value aggregates as the value it holds; `.none` has none.
+          if let mixed = value as? AnyRealmValue {
+            let stored = mixed._rlmToStored(_AccessContext(nil)).value
+            return stored.isNull ? nil : stored
+          }
+          return RowValue(scalar: value)
+        }
       }
     }
     guard let core = state.core else { return [] }

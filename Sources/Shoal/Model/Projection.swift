@@ -82,10 +82,15 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
 
   // MARK: Hashable, _Persistable
 
+  /// True for projections of the same object seen by the same kind of Realm: a live
+  /// projection is not equal to its frozen copy, nor frozen copies of different versions to
+  /// each other, as in RealmSwift.
   public static func == (lhs: Projection, rhs: Projection) -> Bool {
-    lhs.rootObject === rhs.rootObject
-      || (lhs.rootObject._core != nil && lhs.rootObject._table?.name == rhs.rootObject._table?.name
-        && lhs.rootObject._key == rhs.rootObject._key)
+    if lhs.rootObject === rhs.rootObject { return true }
+    guard let left = lhs.rootObject._core, let right = rhs.rootObject._core, left.isFrozen == right.isFrozen,
+      !left.isFrozen || left.read?.version == right.read?.version
+    else { return false }
+    return lhs.rootObject._table?.name == rhs.rootObject._table?.name && lhs.rootObject._key == rhs.rootObject._key
   }
   public func hash(into hasher: inout Hasher) {
     if rootObject._core != nil { hasher.combine(rootObject._key) } else { hasher.combine(ObjectIdentifier(rootObject)) }

@@ -193,6 +193,8 @@ struct CompiledQuery: Sendable {
       return nil
     case (.object, .link):
       return [value]
+    case (.object, .typedLink(let className, _)) where className.isEmpty:
+      return []  // an unmanaged object (`RealmQueryContext.unmanagedObject`) equals no link
     case (.object, .typedLink(_, let key)):
       return [.link(key)]
     case (.any, .link):

@@ -838,7 +838,8 @@ struct QueryBinder {
     case .object:
       switch value {
       case .link: return true
-      case .typedLink(let className, _): return className == info.targetClass
+      // An empty class name is an unmanaged object given as an argument, which equals nothing.
+      case .typedLink(let className, _): return className == info.targetClass || className.isEmpty
       default: return false
       }
     }

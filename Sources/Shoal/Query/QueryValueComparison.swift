@@ -132,6 +132,8 @@ enum QueryValues {
     case (.string(let x), .string(let y)):
       return fold(x, options).utf8.elementsEqual(fold(y, options).utf8)
     case (.link(let x), .link(let y)): return x == y
+    // A typed link to no class is an unmanaged object given as an argument: it equals nothing.
+    case (.typedLink("", _), _), (_, .typedLink("", _)): return false
     case (.link(let x), .typedLink(_, let y)), (.typedLink(_, let x), .link(let y)): return x == y
     default:
       if let x = number(a), let y = number(b) { return compare(x, y) == 0 }

@@ -80,8 +80,26 @@ extension Realm {
   /// Runs `block` in a write transaction and commits it, from async code. It runs on its
   /// caller's executor (as RealmSwift's, isolated to its caller), so a Realm confined to the
   /// calling thread stays on it.
+  ///
+  /// While another thread or process holds the write lock, the task waits suspended: its actor
+  /// goes on with other work. A task cancelled before the lock is taken, or while it waits,
+  /// throws `CancellationError` and `block` does not run.
+  ///
+  /// ```swift
+  /// let realm = try await Realm(configuration: config, actor: MainActor.shared)
+  /// try await realm.asyncWrite { realm.add(Dog(value: ["name": "Rex"])) }
+  /// ```
   @discardableResult
   nonisolated(nonsending) public func asyncWrite<Result>(_ block: () throws -> Result) async throws -> Result {
-    try write(block)
+    try await core.beginWriteAsync()
+    let result: Result
+    do {
+      result = try block()
+    } catch {
+      if isInWriteTransaction { cancelWrite() }
+      throw error
+    }
+    if isInWriteTransaction { try commitWrite() }
+    return result
   }
 }

@@ -177,6 +177,40 @@ final class RealmCore {
   }
 
   func beginWrite() throws(Realm.Error) {
+    try checkCanBeginWrite()
+    // Catch up first, delivering what other threads and processes committed meanwhile; the
+    // snapshot stays pinned through the write as the state before it.
+    _ = refresh()
+    do {
+      adopt(try store.beginWrite())
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+  }
+
+  /// Begins a write transaction from async code: while another thread or process holds the
+  /// writer lock the calling task is suspended, not its thread (so the actor it runs on can
+  /// go on), and cancelling the task ends the wait with `CancellationError`.
+  nonisolated(nonsending) func beginWriteAsync() async throws {
+    try checkCanBeginWrite()
+    _ = refresh()
+    let transaction: WriteTransaction
+    do {
+      transaction = try await store.beginWriteAsync()
+    } catch let error as CancellationError {
+      throw error
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+    // A task may have begun a write here while this one waited.
+    guard write == nil else {
+      transaction.abort()
+      fatalError("The Realm is already in a write transaction")
+    }
+    adopt(transaction)
+  }
+
+  private func checkCanBeginWrite() throws(Realm.Error) {
     verifyThread()
     if isFrozen { throw Realm.Error(.fail, "Can't perform transactions on a frozen Realm") }
     guard write == nil else {
@@ -185,17 +219,12 @@ final class RealmCore {
     guard !configuration.readOnly else {
       fatalError("Can't perform transactions on read-only Realms.")
     }
-    // Catch up first, delivering what other threads and processes committed meanwhile; the
-    // snapshot stays pinned through the write as the state before it.
-    _ = refresh()
-    do {
-      let transaction = try store.beginWrite()
-      write = transaction
-      nextKeys = [:]
-      stamp &+= 1
-    } catch {
-      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
-    }
+  }
+
+  private func adopt(_ transaction: WriteTransaction) {
+    write = transaction
+    nextKeys = [:]
+    stamp &+= 1
   }
 
   /// Commits the write transaction. The observers of `suppressing` (on this Realm or on any
@@ -218,13 +247,13 @@ final class RealmCore {
       if tokens.isEmpty {
         committed = try transaction.commit()
       } else {
+        // The tokens learn of the commit before it is published: no Realm can deliver it first.
         let base = try transaction.pinBase()
-        let after = try transaction.commitPinned()
-        committed = after.version
-        if after.version != base.version {
+        let after = try transaction.commitPinned { after in
           let commit = SuppressedCommit(before: base, after: after)
           for token in tokens { token.suppress(commit) }
         }
+        committed = after.version
       }
     } catch {
       transaction.abort()
@@ -914,7 +943,15 @@ final class RealmCore {
       }
       return key
     }
-    return get(TableInfo.indexKey(value), in: table.primaryKeyspace).map { TableInfo.key(from: $0) }
+    guard let key = get(TableInfo.indexKey(value), in: table.primaryKeyspace).map({ TableInfo.key(from: $0) })
+    else { return nil }
+    // A long value's key is a prefix and a hash of it: the object found must hold the value.
+    if TableInfo.hasHashedIndexKey(value), let pk = table.primaryKeyIndex, let row = row(table, key),
+      TableInfo.normalizedForIndex(row[pk]) != TableInfo.normalizedForIndex(value)
+    {
+      return nil
+    }
+    return key
   }
 
   /// Keys of objects whose indexed property `index` equals `value`.

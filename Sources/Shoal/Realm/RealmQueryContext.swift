@@ -103,20 +103,28 @@ final class RealmQueryContext: QueryContext {
     return row[index]
   }
 
+  /// The argument an unmanaged object becomes: a link to no class, which no stored link equals.
+  static let unmanagedObject = RowValue.typedLink(className: "", key: 0)
+
   func queryArgument(_ argument: Any?) throws -> RowValue {
     guard let argument = unwrapOptional(argument), !(argument is NSNull) else { return .null }
     if let object = argument as? ObjectBase {
-      guard object._core != nil, let table = object._table else {
-        throw QueryError(.invalidArgument, "Unmanaged object \(type(of: object)) cannot be used as a query argument.")
-      }
+      // An unmanaged object is in no Realm: as in RealmSwift, it equals nothing stored.
+      guard object._core != nil, let table = object._table else { return RealmQueryContext.unmanagedObject }
       return .typedLink(className: table.name, key: object._key)
     }
     if let value = argument as? AnyRealmValue { return value._rlmToStored(_AccessContext(core)).value }
+    return try RealmQueryContext.scalarArgument(argument) { try queryArgument($0) }
+  }
+
+  /// A query argument that is not an object: a value of a stored type, an enum by its raw
+  /// value, or a sequence of arguments (each converted by `element`) for `IN`.
+  static func scalarArgument(_ argument: Any, element: (Any) throws -> RowValue) throws -> RowValue {
     if let scalar = RowValue(scalar: argument) { return scalar }
     if let raw = argument as? any RawRepresentable, let scalar = RowValue(scalar: raw.rawValue) { return scalar }
     if let sequence = argument as? any Sequence, !(argument is String) {
       var items: [RowValue] = []
-      for item in sequence { items.append(try queryArgument(item)) }
+      for item in sequence { items.append(try element(item)) }
       return .list(items)
     }
     throw QueryError(.invalidArgument, "Unsupported query argument '\(argument)' of type \(type(of: argument)).")

@@ -114,10 +114,30 @@ final class TableInfo: Sendable {
 
   /// The index key of a value: unambiguous bytes (tag, length, payload) so a prefix scan over
   /// `indexKey(value)` finds exactly the objects holding `value`.
+  ///
+  /// A value too long for a key of the engine (with the 8 bytes of an object key after it) is
+  /// keyed by the first `longValuePrefix` bytes of its form and the XXH64 of the whole: such
+  /// keys never collide with a whole value's key (the value's own length, at the start of its
+  /// form, differs), and two long values share a key only when they share that prefix and
+  /// their hash, so whoever reads a long value's key checks the object it finds.
   static func indexKey(_ value: RowValue) -> [UInt8] {
     var out = RowCodec.encodeIndexValue(normalizedForIndex(value))
-    RowCodec.writeVarint(UInt64(out.count), into: &out)
+    let length = UInt64(out.count)
+    if out.count + 10 + 8 > StorageLimits.maximumKeySize {
+      let hash = XXHash64.hash(out)
+      out.removeSubrange(longValuePrefix...)
+      withUnsafeBytes(of: hash.bigEndian) { out.append(contentsOf: $0) }
+    }
+    RowCodec.writeVarint(length, into: &out)
     return out
+  }
+
+  /// How much of a long value's form its index key holds (see `indexKey`).
+  static let longValuePrefix = 960
+
+  /// Whether `value`'s index key is not the whole value (see `indexKey`).
+  static func hasHashedIndexKey(_ value: RowValue) -> Bool {
+    RowCodec.encodeIndexValue(normalizedForIndex(value)).count + 10 + 8 > StorageLimits.maximumKeySize
   }
 
   /// Integers of every width and equal numbers index alike.

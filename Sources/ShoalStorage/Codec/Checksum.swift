@@ -73,3 +73,9 @@ enum Checksum {
     bytes.withUnsafeBytes { xxh64($0, seed: seed) }
   }
 }
+
+/// XXH64 for the layers above the engine (the object layer's keys for long indexed values).
+public enum XXHash64 {
+  /// The 64-bit xxHash of `bytes`.
+  public static func hash(_ bytes: [UInt8], seed: UInt64 = 0) -> UInt64 { Checksum.xxh64(bytes, seed: seed) }
+}

@@ -25,9 +25,14 @@ protocol Coordinator: AnyObject, Sendable {
   func publish(_ meta: Meta)
   /// Pins the newest version; returns it.
   func pinLatest() throws -> Meta
+  /// Pins `meta`, a version this process is committing and has not published yet (the writer
+  /// lock is held), so that it is pinned from the moment any reader can see it.
+  func pinUnpublished(_ meta: Meta) throws
   func unpin(_ version: UInt64)
   /// Takes the writer lock across processes (threads are serialised by the store).
   func lockWriter() throws
+  /// Takes the writer lock if no other process holds it; false at once when one does.
+  func tryLockWriterForWrite() throws -> Bool
   func unlockWriter()
   /// The oldest version any live reader pins, after reclaiming the pins of dead processes;
   /// `latest` when nothing older is pinned.
@@ -86,13 +91,20 @@ final class LocalCoordinator: Coordinator {
 
   func pinLatest() throws -> Meta {
     state.withLock { s in
-      let v = s.meta.version
-      if let pin = s.pins[v] {
-        s.pins[v] = (pin.count + 1, pin.since)
-      } else {
-        s.pins[v] = (1, Store.now())
-      }
+      LocalCoordinator.pin(s.meta.version, in: &s)
       return s.meta
+    }
+  }
+
+  func pinUnpublished(_ meta: Meta) throws {
+    state.withLock { LocalCoordinator.pin(meta.version, in: &$0) }
+  }
+
+  private static func pin(_ version: UInt64, in s: inout State) {
+    if let pin = s.pins[version] {
+      s.pins[version] = (pin.count + 1, pin.since)
+    } else {
+      s.pins[version] = (1, Store.now())
     }
   }
 
@@ -104,6 +116,7 @@ final class LocalCoordinator: Coordinator {
   }
 
   func lockWriter() throws {}
+  func tryLockWriterForWrite() throws -> Bool { true }
   func unlockWriter() {}
 
   func oldestPin(latest: UInt64) -> UInt64 {

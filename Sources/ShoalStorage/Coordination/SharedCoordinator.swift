@@ -423,6 +423,22 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
   }
 
+  func pinUnpublished(_ meta: Meta) throws {
+    try local.withLock { l in
+      let v = meta.version
+      if let pin = l.pins[v] {
+        l.pins[v] = (pin.slot, pin.count + 1, pin.since)
+        return
+      }
+      // Newer than anything published, and the writer lock is held: nothing can free it.
+      guard let index = claimReaderSlot(version: v) else {
+        throw StorageError.lockFileUnavailable(
+          path: lockPath, reason: "all \(SharedCoordinator.readerSlots) reader slots are in use")
+      }
+      l.pins[v] = (index, 1, Store.now())
+    }
+  }
+
   private func claimReaderSlot(version: UInt64) -> Int? {
     let owner = UInt64(processIndex + 1)
     for i in 0..<SharedCoordinator.readerSlots {
@@ -522,6 +538,21 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       throw StorageError.io(
         path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
     }
+    try lockedWriter()
+  }
+
+  func tryLockWriterForWrite() throws -> Bool {
+    guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) else {
+      if errno == EAGAIN || errno == EACCES { return false }
+      throw StorageError.io(
+        path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
+    }
+    try lockedWriter()
+    return true
+  }
+
+  /// Completes taking the writer lock once the data file's lock is held.
+  private func lockedWriter() throws {
     writer.withLock { $0 = true }
     // Still the lock file other openers find? If it was deleted or replaced, processes that
     // opened since coordinate through another one and cannot see our pins.

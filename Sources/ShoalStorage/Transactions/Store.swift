@@ -462,12 +462,35 @@ public final class Store: Sendable {
       throw StorageError.writeTransactionAlreadyOpen
     }
     writerGate.wait()
-    writerThread.withLock { $0 = me }
-    var locked = false
     do {
       if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
       try coordinator.lockWriter()
-      locked = true
+    } catch {
+      writerGate.signal()
+      throw error
+    }
+    return try beginWriteHoldingLocks()
+  }
+
+  /// Forgets which thread began the write transaction: one begun for async code moves between
+  /// threads, and the thread that began it (a helper) may end and its id be reused.
+  func forgetWriterThread() { writerThread.withLock { $0 = nil } }
+
+  /// Takes this process's writer gate if no other thread holds it.
+  func writerGateTryWait() -> Bool { writerGate.wait(timeout: .now()) == .success }
+  func writerGateSignal() { writerGate.signal() }
+
+  /// Takes the writer lock across processes if no other process holds it (the gate is held).
+  func coordinatorTryLockWriter() -> Bool {
+    if state.withLock({ $0.closed }) { return false }
+    return (try? coordinator.tryLockWriterForWrite()) ?? false
+  }
+
+  /// Begins the write transaction once this thread holds the writer gate and the writer lock;
+  /// lets both go if it fails.
+  func beginWriteHoldingLocks() throws -> WriteTransaction {
+    writerThread.withLock { $0 = pthread_self() }
+    do {
       var meta = try coordinator.latestHoldingWriterLock()
       if lockFilePath != nil {
         // A writer killed after writing its commit record but before publishing it (or one
@@ -489,7 +512,7 @@ public final class Store: Sendable {
       space.promote(horizon: horizon)
       return WriteTransaction(store: self, base: meta, freeSpace: space, horizon: horizon)
     } catch {
-      if locked { coordinator.unlockWriter() }
+      coordinator.unlockWriter()
       writerThread.withLock { $0 = nil }
       writerGate.signal()
       throw error

@@ -288,13 +288,24 @@ public final class WriteTransaction {
     return try commitHoldingLock()
   }
 
-  /// Commits and returns the version it made (the base version when nothing changed), pinned
-  /// before the writer lock is let go, so no other commit can come in between: the exact state
-  /// after this commit, as `beginRead()` would have given it.
-  public func commitPinned() throws -> ReadTransaction {
+  /// Commits and returns the version it made, pinned before any reader can see it: the exact
+  /// state after this commit. `beforePublish` runs with it once the commit is durable and
+  /// before it is published, so whatever it records is in place before any other thread or
+  /// process hears of the commit. When nothing changed, the result is the base version (pinned)
+  /// and `beforePublish` does not run.
+  public func commitPinned(beforePublish: (ReadTransaction) -> Void) throws -> ReadTransaction {
     try checkOpen()
     defer { abort() }
-    _ = try commitHoldingLock()
+    var pinned: ReadTransaction?
+    let store = self.store
+    let version = try commitHoldingLock(
+      pin: { meta in
+        try store.coordinator.pinUnpublished(meta)
+        let snapshot = ReadTransaction(store: store, meta: meta)
+        pinned = snapshot
+        return snapshot
+      }, beforePublish: beforePublish)
+    if let pinned, pinned.version == version { return pinned }
     return try store.beginRead()
   }
 
@@ -305,7 +316,12 @@ public final class WriteTransaction {
     return try store.beginRead()
   }
 
-  private func commitHoldingLock() throws -> UInt64 {
+  /// Commits while the writer lock is held. `pin`, when given, pins the new version before
+  /// its commit record is written (a failure to pin then leaves nothing behind), and
+  /// `beforePublish` runs with that pin between the durable write and the publish.
+  private func commitHoldingLock(
+    pin: ((Meta) throws -> ReadTransaction)? = nil, beforePublish: (ReadTransaction) -> Void = { _ in }
+  ) throws -> UInt64 {
     guard states.contains(where: { $0.modified }) else { return baseVersion }
     let started = Log.isEnabled(.debug, .transaction) ? Store.now() : 0
     try store.checkVersionLimit(latest: baseVersion)
@@ -356,7 +372,14 @@ public final class WriteTransaction {
       version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history, next: next.offset, nextLength: next.length, previous: base.checksum,
       anchorSlot: anchor ? 1 - base.anchorSlot : base.anchorSlot)
-    try writer.finish(meta, record: base.next, anchor: anchor, baseEnd: base.fileEnd)
+    let pinned = try pin?(meta)
+    do {
+      try writer.finish(meta, record: base.next, anchor: anchor, baseEnd: base.fileEnd)
+    } catch {
+      pinned?.close()
+      throw error
+    }
+    if let pinned { beforePublish(pinned) }
     store.publish(meta, freeSpace: freeSpace, blockBytes: writer.packedBytes)
     store.blocks.cache.remove(freedBlocks)
     if started != 0 {

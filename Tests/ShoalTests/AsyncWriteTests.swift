@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import Shoal
+import Synchronization
+import Testing
+
+/// An actor of its own for a Realm, as RealmSwift's tests use a custom global actor.
+actor WriterActor {
+  var realm: Realm?
+  func open(_ config: Realm.Configuration) async throws { realm = try await Realm(configuration: config, actor: self) }
+  func write(_ name: String) async throws {
+    try await realm?.asyncWrite { realm?.add(Counter(value: [name, 1])) }
+  }
+  func ping() -> Bool { true }
+}
+
+/// Holds the write lock on a thread of its own until told to let it go.
+final class LockHolder: Sendable {
+  private let release = DispatchSemaphore(value: 0)
+  private let done = DispatchSemaphore(value: 0)
+
+  init(_ config: Realm.Configuration) {
+    let held = DispatchSemaphore(value: 0)
+    Thread.detachNewThread { [release, done] in
+      if let realm = try? Realm(configuration: config) {
+        realm.beginWrite()
+        held.signal()
+        release.wait()
+        realm.cancelWrite()
+      } else {
+        held.signal()
+      }
+      done.signal()
+    }
+    held.wait()
+  }
+
+  func letGo() {
+    release.signal()
+    done.wait()
+  }
+}
+
+@Suite("asyncWrite: waits without blocking, and cancels")
+struct AsyncWriteCancellationTests {
+  @Test func aCancelledTaskThrowsWithoutRunningTheBlock() async throws {
+    let config = fileConfiguration()
+    let ran = Mutex(false)
+    let task = Task {
+      withUnsafeCurrentTask { $0?.cancel() }
+      let realm = try Realm(configuration: config)
+      try await realm.asyncWrite { ran.withLock { $0 = true } }
+    }
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(!ran.withLock { $0 })
+  }
+
+  @Test func cancellingAWaitingWriteEndsItAndLeavesTheLockFree() async throws {
+    let config = fileConfiguration()
+    let holder = LockHolder(config)
+    let ran = Mutex(false)
+    let started = DispatchSemaphore(value: 0)
+    let task = Task {
+      let realm = try Realm(configuration: config)
+      started.signal()
+      try await realm.asyncWrite { ran.withLock { $0 = true } }
+    }
+    started.wait()
+    try await Task.sleep(for: .milliseconds(50))
+    task.cancel()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(!ran.withLock { $0 })
+    holder.letGo()
+    // The helper that waited let the lock go: writes go on.
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.add(Counter(value: ["after", 1])) }
+    #expect(realm.objects(Counter.self).count == 1)
+  }
+
+  @Test func aWaitingWriteLeavesItsActorFree() async throws {
+    let config = fileConfiguration()
+    let actor = WriterActor()
+    try await actor.open(config)
+    let holder = LockHolder(config)
+    let write = Task { try await actor.write("queued") }
+    try await Task.sleep(for: .milliseconds(50))
+    // The actor answers while its write waits for the lock.
+    #expect(await actor.ping())
+    holder.letGo()
+    try await write.value
+    let realm = try Realm(configuration: config)
+    #expect(realm.object(ofType: Counter.self, forPrimaryKey: "queued") != nil)
+  }
+}
