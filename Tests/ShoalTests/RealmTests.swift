@@ -211,3 +211,35 @@ final class HeldRealm: Sendable {
     finished.wait()
   }
 }
+
+@Suite("The thread's cached Realm")
+struct RealmCacheTests {
+  /// A Realm in a write transaction stays the thread's instance until the transaction ends, so
+  /// three temporaries make one transaction, as in RealmSwift.
+  @Test func aTransactionOutlivesTheTemporaryThatBeganIt() throws {
+    let config = fileConfiguration()
+    #expect(
+      Thread.detachAndWait {
+        try Realm(configuration: config).beginWrite()
+        try Realm(configuration: config).create(Counter.self, value: ["a", 1])
+        try Realm(configuration: config).commitWrite()
+        guard try Realm(configuration: config).objects(Counter.self).count == 1 else {
+          throw CocoaError(.coderInvalidValue)
+        }
+      })
+  }
+
+  /// A transaction left open by a thread that ends is cancelled: the write lock is free again.
+  @Test func aTransactionLeftOpenByAnEndedThreadIsCancelled() throws {
+    let config = fileConfiguration()
+    #expect(
+      Thread.detachAndWait {
+        let realm = try Realm(configuration: config)
+        realm.beginWrite()
+        realm.create(Counter.self, value: ["lost", 1])
+      })
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.create(Counter.self, value: ["kept", 2]) }
+    #expect(realm.objects(Counter.self).map(\.name) == ["kept"])
+  }
+}

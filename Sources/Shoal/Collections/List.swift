@@ -7,9 +7,10 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   CustomStringConvertible, RealmDescribedCollection
 {
   var unmanaged: [Element] = []
-  /// The owning object and property, for managed lists.
-  let parent: ObjectBase?
-  let propertyIndex: Int
+  /// The owning object and property, for managed lists (set when an unmanaged list becomes
+  /// managed with its object).
+  private(set) var parent: ObjectBase?
+  private(set) var propertyIndex: Int
   /// The target class of a dynamic collection (`Object.dynamicList(_:)` and the like), whose
   /// elements are `DynamicObject`s of it.
   let dynamicTable: TableInfo?
@@ -383,7 +384,14 @@ extension List: _Persistable {
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     _StoredValue(.list(map { $0._rlmToStored(context).value }))
   }
-  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> List { List(parent: object, index: index) }
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> List {
+    // Frozen objects are read from several threads at once: they keep no cache.
+    if object._core?.isFrozen == true { return List(parent: object, index: index) }
+    if let cached = object._cachedCollection(index) as? List { return cached }
+    let collection = List(parent: object, index: index)
+    object._cacheCollection(collection, at: index)
+    return collection
+  }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
@@ -405,4 +413,13 @@ extension List: _Persistable {
 func checkBounds(_ index: Int, count: Int, name: String = "index") {
   if index < 0 { fatalError("Cannot pass a negative value for '\(name)'.") }
   if index >= count { fatalError("Index \(index) is out of bounds (must be less than \(count)).") }
+}
+
+extension List: _ManagedPromotable {
+  func _promote(to object: ObjectBase, index: Int) {
+    parent = object
+    propertyIndex = index
+    unmanaged = []
+    object._cacheCollection(self, at: index)
+  }
 }

@@ -4,8 +4,10 @@ import Foundation
 /// (RealmSwift's `Map`). Keys may not contain `.` or start with `$`.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringConvertible, RealmDescribedCollection {
   var unmanaged: [String: Value] = [:]
-  let parent: ObjectBase?
-  let propertyIndex: Int
+  /// The owning object and property, for managed collections (set when an unmanaged one
+  /// becomes managed with its object).
+  private(set) var parent: ObjectBase?
+  private(set) var propertyIndex: Int
   /// The target class of a dynamic collection (`Object.dynamicList(_:)` and the like), whose
   /// elements are `DynamicObject`s of it.
   let dynamicTable: TableInfo?
@@ -271,7 +273,14 @@ extension Map: _Persistable {
     _StoredValue(
       .map(entries.map { RowValue.MapEntry(key: $0.key._rlmKey, value: $0.value._rlmToStored(context).value) }))
   }
-  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Map { Map(parent: object, index: index) }
+  public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Map {
+    // Frozen objects are read from several threads at once: they keep no cache.
+    if object._core?.isFrozen == true { return Map(parent: object, index: index) }
+    if let cached = object._cachedCollection(index) as? Map { return cached }
+    let collection = Map(parent: object, index: index)
+    object._cacheCollection(collection, at: index)
+    return collection
+  }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Map) {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
@@ -399,4 +408,13 @@ extension RealmKeyedCollection where Value: AddableType {
   public func sum() -> Value { sum(ofProperty: "self") }
   /// The average of the values, or nil when there are none.
   public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
+}
+
+extension Map: _ManagedPromotable {
+  func _promote(to object: ObjectBase, index: Int) {
+    parent = object
+    propertyIndex = index
+    unmanaged = [:]
+    object._cacheCollection(self, at: index)
+  }
 }

@@ -6,8 +6,10 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   RealmDescribedCollection
 {
   var unmanaged: [Element] = []
-  let parent: ObjectBase?
-  let propertyIndex: Int
+  /// The owning object and property, for managed collections (set when an unmanaged one
+  /// becomes managed with its object).
+  private(set) var parent: ObjectBase?
+  private(set) var propertyIndex: Int
   /// The target class of a dynamic collection (`Object.dynamicList(_:)` and the like), whose
   /// elements are `DynamicObject`s of it.
   let dynamicTable: TableInfo?
@@ -203,7 +205,12 @@ extension MutableSet: _Persistable {
     return _StoredValue(.list(items))
   }
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> MutableSet {
-    MutableSet(parent: object, index: index)
+    // Frozen objects are read from several threads at once: they keep no cache.
+    if object._core?.isFrozen == true { return MutableSet(parent: object, index: index) }
+    if let cached = object._cachedCollection(index) as? MutableSet { return cached }
+    let collection = MutableSet(parent: object, index: index)
+    object._cacheCollection(collection, at: index)
+    return collection
   }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: MutableSet) {
     if value.parent === object, value.propertyIndex == index { return }
@@ -219,5 +226,14 @@ extension MutableSet: _Persistable {
       set.insert(element)
     }
     return set
+  }
+}
+
+extension MutableSet: _ManagedPromotable {
+  func _promote(to object: ObjectBase, index: Int) {
+    parent = object
+    propertyIndex = index
+    unmanaged = []
+    object._cacheCollection(self, at: index)
   }
 }

@@ -23,6 +23,26 @@ open class ObjectBase: CustomStringConvertible {
   @usableFromInline var _probe: _KeyPathProbe?
   /// Property access by name, for `DynamicObject`s.
   var _dynamic: (any DynamicAccess)?
+  /// Set while `add` has made the object managed but not yet written its row.
+  var _addPending = false
+  /// The collection instances of a managed object's properties still in use, by property
+  /// index, held weakly (a collection holds its object): reading a property again gives the
+  /// same `List`, `MutableSet` or `Map`, as RealmSwift does.
+  var _collections: [(index: Int, collection: WeakCollection)] = []
+
+  /// The live collection instance of property `index`, if one is still in use.
+  func _cachedCollection(_ index: Int) -> AnyObject? {
+    for entry in _collections where entry.index == index {
+      if let collection = entry.collection.value { return collection }
+    }
+    return nil
+  }
+
+  /// Remembers `collection` as the instance of property `index`.
+  func _cacheCollection(_ collection: AnyObject, at index: Int) {
+    _collections.removeAll { $0.index == index || $0.collection.value == nil }
+    _collections.append((index, WeakCollection(collection)))
+  }
 
   /// Creates an unmanaged object.
   public required init() {}
@@ -494,4 +514,17 @@ extension ObjectKeyIdentifiable {
     for byte in table.name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
     return hash ^ (_key &* 0x9E37_79B9_7F4A_7C15)
   }
+}
+
+/// A weak reference to a collection instance (see `ObjectBase._collections`).
+final class WeakCollection {
+  weak var value: AnyObject?
+  init(_ value: AnyObject) { self.value = value }
+}
+
+/// A `List`, `MutableSet` or `Map` that becomes managed with the object holding it.
+protocol _ManagedPromotable: AnyObject {
+  /// Makes this unmanaged collection the managed collection of property `index` of `object`
+  /// (whose row already holds its elements).
+  func _promote(to object: ObjectBase, index: Int)
 }

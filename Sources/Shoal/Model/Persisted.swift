@@ -231,6 +231,9 @@ protocol PersistedField: SendableMetatype {
   static func anyValue(at address: UnsafeMutableRawPointer) -> Any
   /// Sets the unmanaged value from `Any`; false when the value has the wrong type.
   static func setAnyValue(_ value: Any?, at address: UnsafeMutableRawPointer) -> Bool
+  /// Takes the unmanaged value out of the wrapper (nil when none was set), leaving it empty:
+  /// what `add` does once the object is managed, so that it holds no unmanaged objects.
+  static func takeUnmanagedValue(at address: UnsafeMutableRawPointer) -> Any?
   /// A stored value as the property's Swift value, as `Any`.
   static func anyValue(fromStored value: RowValue, context: _AccessContext) -> Any
   /// The value of a managed object's property, as `Any`.
@@ -277,6 +280,13 @@ extension Persisted: PersistedField {
     guard let converted = Value._rlmFromAny(value) else { return false }
     address.assumingMemoryBound(to: Persisted<Value>.self).pointee.storage = .unmanaged(converted)
     return true
+  }
+
+  static func takeUnmanagedValue(at address: UnsafeMutableRawPointer) -> Any? {
+    let field = address.assumingMemoryBound(to: Persisted<Value>.self)
+    guard case .unmanaged(let value) = field.pointee.storage else { return nil }
+    field.pointee.storage = .unmanagedNoDefault
+    return value
   }
 }
 

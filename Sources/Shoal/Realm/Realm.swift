@@ -471,6 +471,8 @@ enum RealmCache {
   private final class Entries {
     struct Entry {
       weak var core: RealmCore?
+      /// The same Realm, held while it is in a write transaction.
+      var writing: RealmCore?
     }
     var entries: [String: Entry] = [:]
   }
@@ -502,6 +504,18 @@ enum RealmCache {
     cache.entries = cache.entries.filter { $0.value.core != nil }
     cache.entries[key] = Entries.Entry(core: core)
     return core
+  }
+
+  /// Holds `core` in its thread's cache while it is in a write transaction (`keep`), or lets
+  /// it go again. The cache goes with its thread, so a transaction left open by a thread that
+  /// ends is still cancelled.
+  static func keepAlive(_ core: RealmCore, _ keep: Bool) {
+    guard let owner = core.ownerThread, pthread_equal(owner, pthread_self()) != 0,
+      let cache = Thread.current.threadDictionary[threadKey] as? Entries
+    else { return }
+    for (key, entry) in cache.entries where entry.core === core {
+      cache.entries[key]?.writing = keep ? core : nil
+    }
   }
 }
 

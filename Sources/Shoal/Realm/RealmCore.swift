@@ -10,7 +10,14 @@ final class RealmCore {
   let schema: RealmSchema
   /// The version this Realm sees (also kept pinned during a write: the state before it).
   var read: ReadTransaction?
-  private(set) var write: WriteTransaction?
+  private(set) var write: WriteTransaction? {
+    didSet {
+      // A Realm in a write transaction stays its thread's cached instance until the
+      // transaction ends, as in RealmSwift: `try Realm().beginWrite()` then
+      // `try Realm().commitWrite()` is one transaction.
+      if (write == nil) != (oldValue == nil) { RealmCache.keepAlive(self, write != nil) }
+    }
+  }
   /// Observers registered on this Realm (see `Notifications/`).
   var observers: [any RealmObserver] = []
   /// Where notifications are delivered.
@@ -671,11 +678,31 @@ final class RealmCore {
 
   // MARK: Add, create, delete
 
+  /// An object `add` made managed whose row is still to be written.
+  private struct PendingAdd {
+    let object: ObjectBase
+    let table: TableInfo
+    let info: ClassInfo
+    /// Whether the table stores the class's properties in declaration order.
+    let direct: Bool
+    let key: ObjectKey
+    let existing: ObjectKey?
+    let primaryKey: RowValue?
+    let policy: Realm.UpdatePolicy
+  }
+
   /// Adds an unmanaged object; with an update policy, an object of a class with a primary key
   /// updates the existing object with that key. `existingKey` names the embedded object that
   /// `object` updates in place (`.modified` updates of its parent).
+  ///
+  /// The objects it links to are added too, without recursion: each is made managed (keyed)
+  /// when first reached and its row written in turn, so a chain of any length is added in
+  /// constant stack. Once its row is written an object gives up its unmanaged values (it keeps
+  /// no unmanaged object alive), and the `List`, `MutableSet` and `Map` instances it held
+  /// become the managed collections of its properties.
   func add(_ object: ObjectBase, update: Realm.UpdatePolicy, existingKey: ObjectKey? = nil) {
     requireWrite(RealmCore.objectsNeedWrite)
+    if object._addPending { return }
     if object.isInvalidated { fatalError("Adding a deleted or invalidated object to a Realm is not permitted") }
     if let core = object._core, object._table != nil {
       guard core.file === file else {
@@ -683,42 +710,75 @@ final class RealmCore {
       }
       return
     }
+    pendingAdds.append(register(object, update: update, existingKey: existingKey))
+    guard !drainingAdds else { return }
+    drainingAdds = true
+    defer {
+      drainingAdds = false
+      pendingAdds = []
+      pendingPrimaryKeys = [:]
+    }
+    var next = 0
+    while next < pendingAdds.count {
+      fill(pendingAdds[next])
+      next += 1
+    }
+  }
+
+  /// Objects made managed by `add` whose rows are not written yet, in the order reached.
+  private var pendingAdds: [PendingAdd] = []
+  private var drainingAdds = false
+  /// The primary keys of `pendingAdds` (by class, then index key), so that two objects of one
+  /// `add` with the same primary key are one object, as when the first is written first.
+  private var pendingPrimaryKeys: [String: [[UInt8]: ObjectKey]] = [:]
+
+  /// Makes `object` managed: finds the object its primary key updates or gives it a new key.
+  private func register(_ object: ObjectBase, update: Realm.UpdatePolicy, existingKey: ObjectKey?) -> PendingAdd {
     let table = self.table(for: type(of: object))
     let info = table.classInfo ?? object._classInfo
-    // Tables opened for this class store its properties in declaration order.
     let direct = table.classInfo === info
+    var existing: ObjectKey? = existingKey
+    var primaryKey: RowValue?
+    if let pk = table.primaryKeyIndex,
+      let field = direct ? info.fields[pk] : info.field(named: table.properties[pk].name)
+    {
+      let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: _AccessContext(self))
+      primaryKey = value
+      if update != .error {
+        existing = pendingPrimaryKeys[table.name]?[TableInfo.indexKey(value)] ?? key(forPrimaryKey: value, in: table)
+      }
+    }
+    var row = [RowValue](repeating: .null, count: table.properties.count)
+    if let pk = table.primaryKeyIndex, let primaryKey { row[pk] = primaryKey }
+    let key = existing ?? newKey(table, row: row)
+    if let primaryKey, update != .error {
+      pendingPrimaryKeys[table.name, default: [:]][TableInfo.indexKey(primaryKey)] = key
+    }
+    // Managed before its values are read, so cycles of unmanaged objects link back to it.
+    object._core = self
+    object._epoch = invalidations
+    object._table = table
+    object._key = key
+    object._addPending = true
+    return PendingAdd(
+      object: object, table: table, info: info, direct: direct, key: key, existing: existing, primaryKey: primaryKey,
+      policy: update)
+  }
+
+  /// Writes the row of an object `register` made managed, from its unmanaged values.
+  private func fill(_ pending: PendingAdd) {
+    let (object, table, info, update) = (pending.object, pending.table, pending.info, pending.policy)
     let savedPolicy = addPolicy
     addPolicy = update
     defer { addPolicy = savedPolicy }
     let context = _AccessContext(self)
     // Every stored property is filled from the object below; linking objects stay null.
     var row = [RowValue](repeating: .null, count: table.properties.count)
-    // The primary key decides whether this is an insert or an update of an existing object.
-    var existing: ObjectKey? = existingKey
-    if let pk = table.primaryKeyIndex,
-      let field = direct ? info.fields[pk] : info.field(named: table.properties[pk].name)
-    {
-      let value = field.wrapperType.storedValue(at: object._fieldAddress(field), context: context)
-      row[pk] = value
-      if update != .error, let key = key(forPrimaryKey: value, in: table) {
-        existing = key
-        if update == .error {
-          fatalError(
-            "Attempting to create an object of type '\(table.name)' with an existing primary key value '\(describe(value))'."
-          )
-        }
-      }
-    }
-    let key = existing ?? newKey(table, row: row)
-    // Managed before its values are read, so cycles of unmanaged objects link back to it.
-    object._core = self
-    object._epoch = invalidations
-    object._table = table
-    object._key = key
+    if let pk = table.primaryKeyIndex, let primaryKey = pending.primaryKey { row[pk] = primaryKey }
     var changed: [Int] = []
-    let oldRow = existing.flatMap { self.row(table, $0) }
+    let oldRow = pending.existing.flatMap { self.row(table, $0) }
     for field in info.fields {
-      guard let index = direct ? field.index : table.propertyIndex[field.name],
+      guard let index = pending.direct ? field.index : table.propertyIndex[field.name],
         table.properties[index].collection != .linkingObjects
       else {
         continue
@@ -733,10 +793,8 @@ final class RealmCore {
       if let oldRow, update == .all || oldRow[index] != value { changed.append(index) }
     }
     if let oldRow, let pk = table.primaryKeyIndex { row[pk] = oldRow[pk] }
-    if let oldRow, update == .modified, changed.isEmpty {
-      _ = oldRow
-    } else {
-      writeRow(row, old: oldRow, table: table, key: key, changed: changed)
+    if !(oldRow != nil && update == .modified && changed.isEmpty) {
+      writeRow(row, old: oldRow, table: table, key: pending.key, changed: changed)
     }
     if let oldRow {
       for index in changed {
@@ -747,7 +805,15 @@ final class RealmCore {
     for field in info.fields {
       // The offsets come from the object's own class metadata.
       field.makeManaged(base: base, object: object)
+      let holdsObjects =
+        field.typeInfo.collection != .none || field.typeInfo.objectType != nil || field.typeInfo.type == .any
+      guard holdsObjects, field.options.originProperty == nil,
+        let index = pending.direct ? field.index : table.propertyIndex[field.name]
+      else { continue }
+      let taken = field.wrapperType.takeUnmanagedValue(at: object._fieldAddress(field))
+      (taken as? any _ManagedPromotable)?._promote(to: object, index: index)
     }
+    object._addPending = false
     object._row = row
     object._rowStamp = stamp
   }
