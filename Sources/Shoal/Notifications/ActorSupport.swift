@@ -55,6 +55,7 @@ extension RealmCore {
     block: @Sendable @escaping (isolated A, RealmCollectionChange<C>) -> Void
   ) async -> NotificationToken {
     guard let core = state.core else { fatalError("Only collections managed by a Realm can be observed") }
+    core.verifyCanObserve(queued: true)
     let token = NotificationToken()
     let blueprint = CollectionBlueprint(state)
     await startOnActor(
@@ -130,6 +131,7 @@ extension _ObservableObject {
     guard let core = _core, let table = _table else {
       fatalError("Only objects which are managed by a Realm support change notifications")
     }
+    core.verifyCanObserve(queued: true)
     let token = NotificationToken()
     let (tableName, key) = (table.name, _key)
     await RealmCore.startOnActor(
@@ -157,6 +159,7 @@ extension Map {
     guard let parent, let core = parent._core, let table = parent._table else {
       unmanagedCollectionFailure("RLMDictionary")
     }
+    core.verifyCanObserve(queued: true)
     let token = NotificationToken()
     let (tableName, key, index) = (table.name, parent._key, propertyIndex)
     await RealmCore.startOnActor(

@@ -6,6 +6,7 @@ extension Realm {
   /// Calls `block` after each commit that this Realm moves to (its own, another thread's, or
   /// another process's). Keep the token: notifications stop when it is released or invalidated.
   public func observe(_ block: @escaping NotificationBlock) -> NotificationToken {
+    core.verifyCanObserve(queued: false, inWrite: false)
     let token = NotificationToken()
     core.addObserver(RealmNotificationObserver(token: token, block: block))
     return token
@@ -116,6 +117,7 @@ extension RealmCore {
     _ state: ResultsState, keyPaths: [String]?, queue: DispatchQueue?, rebuild: @escaping (ResultsState) -> C,
     collection: C, block: @escaping (RealmCollectionChange<C>) -> Void
   ) -> NotificationToken {
+    verifyCanObserve(queued: queue != nil)
     let token = NotificationToken()
     guard let queue else {
       let observer = CollectionObserver(
@@ -265,6 +267,7 @@ extension Map {
     guard let parent, let core = parent._core, let table = parent._table else {
       unmanagedCollectionFailure("RLMDictionary")
     }
+    core.verifyCanObserve(queued: queue != nil)
     let token = NotificationToken()
     let index = propertyIndex
     guard let queue else {
@@ -334,7 +337,7 @@ extension ObjectBase {
     guard let core = _core, let table = _table, let object = self as? T else {
       fatalError("Only objects which are managed by a Realm support change notifications")
     }
-    if core.isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
+    core.verifyCanObserve(queued: queue != nil)
     let token = NotificationToken()
     guard let queue else {
       core.addObserver(

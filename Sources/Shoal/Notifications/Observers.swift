@@ -444,6 +444,25 @@ final class WeakCoreBox: @unchecked Sendable {  // safe: `core` is only derefere
 
 extension RealmCore {
   /// Registers an observer, arranging for commits elsewhere to reach it.
+  /// RealmSwift's checks before a notification block is registered, in its order and words.
+  /// Delivered here (`queued` false): the thread, a read-only or frozen Realm, and (for object
+  /// and collection blocks) a write transaction in progress. Delivered on a queue or actor:
+  /// whether the value is frozen.
+  func verifyCanObserve(queued: Bool, inWrite isObjectOrCollection: Bool = true) {
+    if queued {
+      if isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
+      return
+    }
+    verifyThread()
+    if configuration.readOnly, !isFrozen {
+      fatalError("Read-only Realms do not change and do not have change notifications.")
+    }
+    if isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
+    if isObjectOrCollection, write != nil {
+      fatalError("Cannot create asynchronous query while in a write transaction")
+    }
+  }
+
   func addObserver(_ observer: any RealmObserver) {
     if isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
     observers.append(observer)

@@ -1,0 +1,58 @@
+import Dispatch
+import Foundation
+import Shoal
+import Testing
+
+/// RealmSwift's checks before a notification block is registered, in its words.
+@Suite("Notifications: what cannot be observed")
+struct ObservationChecksTests {
+  @Test func frozenValuesCannotBeObservedAnywhere() async {
+    let message = "Frozen Realms do not change and do not have change notifications."
+    let here = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      _ = realm.objects(Counter.self).freeze().observe { _ in }
+    }
+    #expect(stderrText(here).contains(message))
+    let onQueue = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      let counter = Counter(value: ["a", 1])
+      try realm.write { realm.add(counter) }
+      _ = counter.freeze().observe(on: DispatchQueue(label: "q")) { _ in }
+    }
+    #expect(stderrText(onQueue).contains(message))
+    let onActor = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      _ = await realm.objects(Counter.self).freeze().observe(on: MainActor.shared) { _, _ in }
+    }
+    #expect(stderrText(onActor).contains(message))
+  }
+
+  @Test func collectionsAndObjectsCannotBeObservedInsideAWrite() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      try realm.write { _ = realm.objects(Counter.self).observe { _ in } }
+    }
+    #expect(stderrText(result).contains("Cannot create asynchronous query while in a write transaction"))
+  }
+
+  /// The Realm itself can be observed inside a write (RealmSwift allows it).
+  @Test func theRealmCanBeObservedInsideAWrite() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    var changes = 0
+    var token: NotificationToken?
+    try realm.write { token = realm.observe { _, _ in changes += 1 } }
+    try realm.write { realm.add(Counter(value: ["a", 1])) }
+    #expect(changes >= 1)
+    token?.invalidate()
+  }
+
+  @Test func readOnlyRealmsHaveNoNotifications() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      var config = fileConfiguration()
+      try Realm(configuration: config).write { try Realm(configuration: config).add(Counter(value: ["a", 1])) }
+      config.readOnly = true
+      _ = try Realm(configuration: config).objects(Counter.self).observe { _ in }
+    }
+    #expect(stderrText(result).contains("Read-only Realms do not change and do not have change notifications."))
+  }
+}
