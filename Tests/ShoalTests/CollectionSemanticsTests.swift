@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Shoal
 import Testing
@@ -75,5 +76,32 @@ struct CollectionSemanticsTests {
     #expect(dog.walkers != dog.walkers)
     let walkers = dog.walkers
     #expect(walkers == walkers)
+  }
+
+  /// A managed collection checks the thread, then whether it is still valid, then the write
+  /// transaction, so each misuse gets RealmSwift's message.
+  @Test func collectionWritesCheckThreadThenValidityThenTheTransaction() async {
+    let wrongThread = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      let person = Person(id: 1, name: "a", age: 1)
+      try realm.write { realm.add(person) }
+      let unsafeTags = person.tags
+      let done = DispatchSemaphore(value: 0)
+      Thread.detachNewThread {
+        unsafeTags.removeAll()
+        done.signal()
+      }
+      done.wait()
+    }
+    #expect(stderrText(wrongThread).contains("Realm accessed from incorrect thread"))
+    let invalidated = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      let person = Person(id: 1, name: "a", age: 1)
+      try realm.write { realm.add(person) }
+      let numbers = person.luckyNumbers
+      realm.invalidate()
+      numbers.removeAll()
+    }
+    #expect(stderrText(invalidated).contains("RLMSet has been invalidated or the containing object has been deleted."))
   }
 }

@@ -52,9 +52,8 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   }
 
   private func checkWrite() {
-    if let core = parent?._core {
-      if core.isFrozen { fatalError("Attempting to modify a frozen collection - call thaw on the collection first.") }
-      core.requireWrite("Cannot modify managed RLMArray outside of a write transaction.")
+    if let parent, let core = parent._core {
+      core.verifyCollectionWrite(owner: parent, objcName: "RLMArray")
     }
   }
 

@@ -36,8 +36,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
 
   private func update(_ body: (inout [RowValue.MapEntry]) -> Void) {
     guard let parent, let core = parent._core else { return }
-    if core.isFrozen { fatalError("Attempting to modify a frozen collection - call thaw on the collection first.") }
-    core.requireWrite("Cannot modify managed RLMDictionary outside of a write transaction.")
+    core.verifyCollectionWrite(owner: parent, objcName: "RLMDictionary")
     var entries = stored
     body(&entries)
     parent._setStoredValue(.map(entries), at: propertyIndex)

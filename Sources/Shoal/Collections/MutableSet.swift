@@ -40,8 +40,7 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
 
   private func update(_ body: (inout [RowValue]) -> Void) {
     guard let parent, let core = parent._core else { return }
-    if core.isFrozen { fatalError("Attempting to modify a frozen collection - call thaw on the collection first.") }
-    core.requireWrite("Cannot modify managed RLMSet outside of a write transaction.")
+    core.verifyCollectionWrite(owner: parent, objcName: "RLMSet")
     var items = stored
     body(&items)
     parent._setStoredValue(.list(items), at: propertyIndex)

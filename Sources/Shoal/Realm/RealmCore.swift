@@ -337,6 +337,17 @@ final class RealmCore {
   static let objectsNeedWrite =
     "Can only add, remove, or create objects in a Realm in a write transaction - call beginWriteTransaction on an RLMRealm instance first."
 
+  /// RealmSwift's checks before a managed collection of `owner` is modified, in its order: the
+  /// thread, whether the collection is still valid, whether it is frozen, the write transaction.
+  func verifyCollectionWrite(owner: ObjectBase, objcName: String) {
+    verifyThread()
+    if owner.isInvalidated {
+      fatalError("\(objcName) has been invalidated or the containing object has been deleted.")
+    }
+    if isFrozen { fatalError("Attempting to modify a frozen collection - call thaw on the collection first.") }
+    requireWrite("Cannot modify managed \(objcName) outside of a write transaction.")
+  }
+
   func requireWrite(_ message: String = "") {
     guard write != nil else {
       fatalError(
