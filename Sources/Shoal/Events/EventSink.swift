@@ -121,7 +121,7 @@ public struct ShoalEventSink: EventSink {
   private func stored() throws -> (columns: [String]?, version: UInt64) {
     var configuration = configuration
     configuration.schemaVersion = try ShoalEventSink.storedVersion(configuration)
-    let realm = try Realm(configuration: configuration)
+    let realm = Realm(core: try RealmCore(configuration: configuration))
     let columns = realm.core.table(named: ShoalEventSink.className)?.properties.map(\.name)
       .filter { !ShoalEventSink.baseColumns.contains($0) }
     return (columns, realm.core.schema.schemaVersion)
@@ -142,7 +142,7 @@ public struct ShoalEventSink: EventSink {
     configuration.schemaVersion = version
     configuration.dynamicSchemas = [ShoalEventSink.schema(metadataKeys: known + added)]
     do {
-      let realm = try Realm(configuration: configuration)
+      let realm = Realm(core: try RealmCore(configuration: configuration))
       state.value.withLock { $0 = ($0.file ?? realm.core.file, known + added, version) }
       guard let table = realm.core.table(named: ShoalEventSink.className) else {
         throw Realm.Error(.fail, "The event file has no \(ShoalEventSink.className) class.")
@@ -199,7 +199,7 @@ public struct ShoalEventSink: EventSink {
       throw Realm.Error(.fileNotFound, "No event file at '\(url.path)'.")
     }
     configuration.schemaVersion = try storedVersion(configuration)
-    let realm = try Realm(configuration: configuration)
+    let realm = Realm(core: try RealmCore(configuration: configuration))
     guard let table = realm.core.table(named: className) else { return [] }
     let properties = table.properties
     // Oldest first; events stored in one batch keep their order.

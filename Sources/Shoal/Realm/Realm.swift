@@ -491,9 +491,12 @@ enum RealmCache {
     let types = configuration.objectTypes.map { $0.map { "\(ObjectIdentifier($0).hashValue)" }.joined(separator: ",") }
     let dynamic = configuration.dynamicSchemas.map { $0.description }.joined(separator: "|")
     let key = configuration.fileKey + "|" + (types ?? "*") + "|" + dynamic
-    if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion,
-      core.configuration.readOnly == configuration.readOnly
-    {
+    if let core = cache.entries[key]?.core, core.configuration.readOnly != configuration.readOnly {
+      fatalError(
+        "Realm at path '\((configuration.fileURL ?? Realm.Configuration.defaultFileURL).path)' already opened with "
+          + "different read permissions")
+    }
+    if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion {
       if core.events == nil, let events = configuration.eventConfiguration {
         core.events = EventContext(configuration: events, realm: configuration)
       }
@@ -523,11 +526,16 @@ enum RealmCache {
 public typealias NotificationBlock = Realm.NotificationBlock
 
 /// The schema version of the Realm file at `fileURL`, read without opening it as a Realm (0 for
-/// a file that has no schema yet). `encryptionKey` must be nil. Throws `.fileNotFound` when
-/// there is no file, `.invalidDatabase` when it is not a Shoal file.
+/// a file that has no schema yet). `encryptionKey` must be nil. Throws `.invalidDatabase` when
+/// there is no file ("Realm at path … has not been initialized.", as RealmSwift) or it is not a
+/// Realm file, `.fileAccess` for a path that is not a regular file (`/dev/null`).
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
   if encryptionKey != nil {
     throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; pass encryptionKey: nil.")
+  }
+  // RealmSwift's answer for a file that does not exist yet.
+  if !FileManager.default.fileExists(atPath: fileURL.path) {
+    throw Realm.Error(.invalidDatabase, "Realm at path '\(fileURL.path)' has not been initialized.", fileURL: fileURL)
   }
   do {
     let store = try Store.open(path: fileURL.path, options: StoreOptions(readOnly: true, create: false))
@@ -538,6 +546,6 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     else { return 0 }
     return TableInfo.key(from: bytes)
   } catch {
-    throw Realm.Error(storage: error, fileURL: fileURL)
+    throw Realm.Error(opening: error, fileURL: fileURL)
   }
 }

@@ -76,12 +76,53 @@ final class SharedFile: Sendable {
       }
       return store
     } catch {
-      throw Realm.Error(storage: error, fileURL: url)
+      throw Realm.Error(opening: error, fileURL: url)
     }
   }
 }
 
 extension Realm.Error {
+  /// An engine error met while opening the file at `fileURL`, with RealmSwift's code and, where
+  /// RealmSwift has one for the same situation, its message ("Failed to open Realm file at path
+  /// …"); otherwise the engine's explanation.
+  init(opening error: any Error, fileURL url: URL) {
+    let path = url.path
+    let prefix = "Failed to open Realm file at path '\(path)': "
+    switch error as? StorageError {
+    case .fileNotFound?:
+      self.init(.fileNotFound, prefix + "No such file or directory", fileURL: url)
+    case .permissionDenied?:
+      self.init(
+        .filePermissionDenied,
+        prefix + "Permission denied. Please use a path where your app has read-write permissions.", fileURL: url)
+    case .notAShoalFile?:
+      let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+      var isRegular = true
+      if let type = try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType {
+        isRegular = type == .typeRegular
+      }
+      if !isRegular {
+        self.init(.fileAccess, prefix + "not a regular file. Give the path of a Realm file.", fileURL: url)
+      } else if size > 0, size < 4096 {
+        self.init(
+          .invalidDatabase, prefix + "file is non-empty but too small (\(size) bytes) to be a valid Realm.",
+          fileURL: url)
+      } else {
+        self.init(
+          .invalidDatabase, prefix + "Invalid mnemonic: it is not a Realm file of this format. Check the path.",
+          fileURL: url)
+      }
+    case .io(_, _, ENOTDIR, _)?:
+      // Realm Core opens the lock file first, so it is the lock file's path RealmSwift names.
+      let lock = url.appendingPathExtension("lock")
+      self.init(
+        .fileOperationFailed, "Failed to open file at path '\(lock.path)': parent path is not a directory",
+        fileURL: lock)
+    default:
+      self.init(storage: error, fileURL: url)
+    }
+  }
+
   /// Maps an engine error to RealmSwift's codes, keeping the engine's explanation.
   init(storage error: any Error, fileURL: URL?) {
     guard let storage = error as? StorageError else {
