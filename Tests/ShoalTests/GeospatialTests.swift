@@ -211,6 +211,39 @@ struct GeospatialTests {
         return "\(error)"
       }
     }
+    // Realm Core's texts: crossing edges with their locations, a duplicate edge, nested holes,
+    // a hole along the exterior ring.
+    let crossing = try #require(
+      GeoPolygon(outerRing: [
+        GeoPoint(latitude: 50, longitude: -50)!, GeoPoint(latitude: 55, longitude: 55)!,
+        GeoPoint(latitude: -50, longitude: 50)!, GeoPoint(latitude: 70, longitude: -25)!,
+        GeoPoint(latitude: 50, longitude: -50)!,
+      ]))
+    #expect(
+      try #require(error("location IN %@", crossing)).contains(
+        "'Ring 0 is not valid: 'Edges 0 and 2 cross. Edge locations in degrees: [50.0000000, -50.0000000]-[55.0000000, "
+          + "55.0000000] and [-50.0000000, 50.0000000]-[70.0000000, -25.0000000]''"))
+    let sharedEdge = try #require(
+      GeoPolygon(
+        outerRing: [(50, -80), (60, 20), (20, 20), (-80, -80), (50, -80)],
+        holes: [[(40.0096192, -75.5175781), (60, 20), (20, 20), (-75.5175781, -75.5175781), (40.0096192, -75.5175781)]])
+    )
+    #expect(
+      try #require(error("location IN %@", sharedEdge)).contains(
+        "'Polygon isn't valid: 'Duplicate edge: ring 1, edge 1 and ring 0, edge 1''"))
+    let nested = try #require(
+      GeoPolygon(
+        outerRing: [(50, -80), (62, 22), (22, 22), (-80, -80), (50, -80)],
+        holes: [
+          [(45, -77), (61, 21), (21, 21), (-77, -77), (45, -77)],
+          [(40.0096192, -75.5175780), (60, 20), (20, 20), (-75.5175781, -75.5175781), (40.0096192, -75.5175780)],
+        ]))
+    #expect(try #require(error("location IN %@", nested)).contains("'Polygon interior rings cannot be nested: 2"))
+    let alongTheEdge = try #require(
+      GeoPolygon(
+        outerRing: [(0, 0), (0, 1), (1, 1), (1, 0), (0, 0)],
+        holes: [[(0, 0.1), (0.5, 0.1), (0.5, 0.5), (0, 0.5), (0, 0.1)]]))
+    #expect(try #require(error("location IN %@", alongTheEdge)).contains("Secondary ring 1 not contained"))
     let bowtie = try #require(GeoPolygon(outerRing: [(0, 0), (10, 10), (10, 0), (0, 10), (0, 0)]))
     let bowtieError = try #require(error("location IN %@", bowtie))
     #expect(bowtieError.contains("Invalid region in GEOWITHIN query for parameter 'GeoPolygon({[0, 0, 0], [10, 10, 0]"))

@@ -42,7 +42,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
     parent._setStoredValue(.map(entries), at: propertyIndex)
   }
 
-  private static func check(_ key: String) {
+  /// RealmSwift's rule on keys, checked wherever a key gets in: the subscript, `updateValue`,
+  /// `init(value:)` and `create`, `Decodable`, and an unmanaged map assigned or added.
+  static func check(_ key: String) {
     // Realm Core's texts.
     if key.hasPrefix("$") { fatalError("Dictionary::insert: key must not start with '$'") }
     if key.contains(".") { fatalError("Dictionary::insert: key must not contain '.'") }
@@ -270,7 +272,11 @@ extension Map: _Persistable {
   }
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     _StoredValue(
-      .map(entries.map { RowValue.MapEntry(key: $0.key._rlmKey, value: $0.value._rlmToStored(context).value) }))
+      .map(
+        entries.map {
+          if parent == nil { Self.check($0.key._rlmKey) }
+          return RowValue.MapEntry(key: $0.key._rlmKey, value: $0.value._rlmToStored(context).value)
+        }))
   }
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Map {
     // Frozen objects are read from several threads at once: they keep no cache.
@@ -291,6 +297,7 @@ extension Map: _Persistable {
     let map = Map()
     for (key, item) in dictionary {
       guard let converted = Value._rlmFromAny(item) else { return nil }
+      check(key)
       map.unmanaged[key] = converted
     }
     return map
@@ -310,7 +317,10 @@ extension Map: Decodable where Key: Decodable, Value: Decodable {
   public convenience init(from decoder: Decoder) throws {
     self.init()
     let container = try decoder.container(keyedBy: MapCodingKey.self)
-    for key in container.allKeys { unmanaged[key.stringValue] = try container.decode(Value.self, forKey: key) }
+    for key in container.allKeys {
+      Self.check(key.stringValue)
+      unmanaged[key.stringValue] = try container.decode(Value.self, forKey: key)
+    }
   }
 }
 

@@ -115,6 +115,8 @@ struct GeoVector: Hashable, Sendable {
     GeoVector(x: y * b.z - z * b.y, y: z * b.x - x * b.z, z: x * b.y - y * b.x)
   }
   var norm: Double { dot(self).squareRoot() }
+  /// The unit vector in the same direction.
+  var normalized: GeoVector { self * (1 / norm) }
 
   /// The angle between two unit vectors, in radians (accurate for small and large angles).
   func angle(to b: GeoVector) -> Double { atan2(cross(b).norm, dot(b)) }
@@ -162,12 +164,17 @@ enum GeoRegion: Sendable {
         )
       }
       var vertices: [GeoVector] = []
+      var coordinates: [GeoCoordinate] = []
       for point in points.dropLast() {
         let vector = GeoVector(point)
         if let previous = vertices.last, previous == vector { continue }
         vertices.append(vector)
+        coordinates.append(point)
       }
-      while vertices.count > 1, vertices.first == vertices.last { vertices.removeLast() }
+      while vertices.count > 1, vertices.first == vertices.last {
+        vertices.removeLast()
+        coordinates.removeLast()
+      }
       let unique = Set(vertices).count
       guard unique >= 3 else {
         throw GeoRegionError(
@@ -177,7 +184,16 @@ enum GeoRegion: Sendable {
       for i in 0..<n {
         for j in (i + 1)..<n where j != i + 1 && !(i == 0 && j == n - 1) {
           if Ring.arcsCross(vertices[i], vertices[(i + 1) % n], vertices[j], vertices[(j + 1) % n]) {
-            throw GeoRegionError("Ring \(index) is not valid: 'Edges \(i) and \(j) cross.'")
+            // Realm Core's text, with the edges as [latitude, longitude] pairs.
+            func edge(_ k: Int) -> String {
+              func degrees(_ c: GeoCoordinate) -> String {
+                "[" + String(format: "%.7f", c.latitude) + ", " + String(format: "%.7f", c.longitude) + "]"
+              }
+              return degrees(coordinates[k]) + "-" + degrees(coordinates[(k + 1) % n])
+            }
+            throw GeoRegionError(
+              "Ring \(index) is not valid: 'Edges \(i) and \(j) cross. Edge locations in degrees: \(edge(i)) and \(edge(j))'"
+            )
           }
         }
       }
@@ -195,6 +211,11 @@ enum GeoRegion: Sendable {
         turning += atan2(incoming.cross(outgoing).dot(b), incoming.dot(outgoing))
       }
       orientation = turning >= 0 ? 1 : -1
+    }
+
+    /// The ring's edges, from each vertex to the next.
+    var edges: [(GeoVector, GeoVector)] {
+      vertices.indices.map { (vertices[$0], vertices[($0 + 1) % vertices.count]) }
     }
 
     /// Whether the geodesic arcs ab and cd cross at a point inside both.
@@ -241,11 +262,34 @@ enum GeoRegion: Sendable {
     let outer: Ring
     let holes: [Ring]
 
+    /// Validates as Realm Core (S2) does, in its order: each ring, then edges two rings share,
+    /// then holes inside holes, then holes that are not inside the exterior ring.
     init(outer: [GeoCoordinate], holes: [[GeoCoordinate]]) throws(GeoRegionError) {
       let exterior = try Ring(outer, index: 0)
+      var rings = [exterior]
+      for (offset, points) in holes.enumerated() { rings.append(try Ring(points, index: offset + 1)) }
+      // An edge of a later ring that is an edge of an earlier one, either way round.
+      for later in rings.indices.dropFirst() {
+        for earlier in 0..<later {
+          for (i, edge) in rings[later].edges.enumerated() {
+            if let j = rings[earlier].edges.firstIndex(where: {
+              ($0.0 == edge.0 && $0.1 == edge.1) || ($0.0 == edge.1 && $0.1 == edge.0)
+            }) {
+              throw GeoRegionError(
+                "Polygon isn't valid: 'Duplicate edge: ring \(later), edge \(i) and ring \(earlier), edge \(j)'")
+            }
+          }
+        }
+      }
+      // A hole inside another hole.
+      for later in rings.indices.dropFirst(2) {
+        let nested = (1..<later).contains { earlier in
+          rings[later].vertices.allSatisfy { rings[earlier].contains($0) }
+        }
+        if nested { throw GeoRegionError("Polygon interior rings cannot be nested: \(later)") }
+      }
       var inner: [Ring] = []
-      for (offset, points) in holes.enumerated() {
-        let hole = try Ring(points, index: offset + 1)
+      for (offset, hole) in rings.dropFirst().enumerated() {
         let n = exterior.vertices.count
         let m = hole.vertices.count
         let crosses = (0..<n).contains { i in
@@ -254,7 +298,12 @@ enum GeoRegion: Sendable {
               exterior.vertices[i], exterior.vertices[(i + 1) % n], hole.vertices[j], hole.vertices[(j + 1) % m])
           }
         }
-        if crosses || !hole.vertices.allSatisfy(exterior.contains) {
+        // A hole edge running along the exterior ring is not inside it either.
+        let alongExterior = hole.edges.contains { edge in
+          exterior.winding(around: edge.0) == nil && exterior.winding(around: edge.1) == nil
+            && exterior.winding(around: (edge.0 + edge.1).normalized) == nil
+        }
+        if crosses || alongExterior || !hole.vertices.allSatisfy(exterior.contains) {
           throw GeoRegionError(
             "Secondary ring \(offset + 1) not contained by first exterior ring - secondary rings must be holes in the first ring"
           )
