@@ -104,4 +104,16 @@ struct CollectionSemanticsTests {
     }
     #expect(stderrText(invalidated).contains("RLMSet has been invalidated or the containing object has been deleted."))
   }
+
+  /// Map keys follow RealmSwift's rule whichever way they get in.
+  @Test func mapKeysAreCheckedOnEveryWayIn() async {
+    let byValue = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Person(value: ["id": 1, "attributes": ["a.b": 1]])
+    }
+    #expect(stderrText(byValue).contains("key must not contain '.'"))
+    let decoded = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = try JSONDecoder().decode(Map<String, Int>.self, from: Data(#"{"$x": 1}"#.utf8))
+    }
+    #expect(stderrText(decoded).contains("key must not start with '$'"))
+  }
 }
