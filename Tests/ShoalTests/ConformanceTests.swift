@@ -438,6 +438,10 @@ struct ConformanceTests {
         == "bestFriend {\n\ttype = object;\n\tobjectClassName = ConfDog;\n\tlinkOriginPropertyName = (null);\n"
         + "\tcolumnName = bestFriend;\n\tindexed = NO;\n\tisPrimary = NO;\n\tarray = NO;\n\tset = NO;\n"
         + "\tdictionary = NO;\n\toptional = YES;\n}")
+    // A mixed property holds nil without being optional, as RealmSwift prints it.
+    let allTypes = try #require(try Realm(configuration: memoryConfiguration()).schema["AllTypes"])
+    #expect(allTypes["any"]?.description.contains("type = mixed;") == true)
+    #expect(allTypes["any"]?.description.contains("optional = NO;") == true)
   }
 
   @Test func propertyTypeRawValuesMatchRLMPropertyType() {

@@ -53,4 +53,22 @@ struct ProjectionTests {
     #expect(frozen == frozen.freeze())
     #expect(projection == realm.objects(PersonProjection.self).first)
   }
+
+  /// Descriptions as RealmSwift prints them: each projected property with its key path.
+  @Test func descriptionsNameEachPropertyWithItsKeyPath() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      let p = Person(id: 1, name: "Ada", age: 36)
+      p.dog = Dog(value: ["name": "Rex"])
+      p.dogs.append(objectsIn: [Dog(value: ["name": "a"]), Dog(value: ["name": "b"])])
+      realm.add(p)
+    }
+    let ada = try #require(realm.objects(PersonProjection.self).first)
+    let text = ada.description
+    #expect(text.hasPrefix("PersonProjection<Person> <0x"))
+    #expect(text.contains(" {\n\t\tdisplayName(\\.name) = Ada;\n\tyears(\\.age) = 36;\n"))
+    #expect(text.contains("\tdogName(\\.dog.name) = Optional(\"Rex\");\n"))
+    #expect(text.hasSuffix("\tdogNames(\\.dogs) = ProjectedCollection<String> {\n\t[0] a\n\t[1] b\n};\n}"))
+    #expect(ada.dogNames.description == "ProjectedCollection<String> {\n\t[0] a\n\t[1] b\n}")
+  }
 }

@@ -55,9 +55,17 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
   /// A projection of the live object; nil when it was deleted.
   public func thaw() -> Self? { (rootObject.thawedCopy() as Root?).map { Self(projecting: $0) } }
 
+  /// RealmSwift's layout: `Name<Root> <address> {`, then `name(\.keyPath) = value;` per
+  /// projected property (the first indented twice, as RealmSwift prints it), `}`.
   open var description: String {
-    "\(type(of: self))<\(Root.self)> <\(Unmanaged.passUnretained(self).toOpaque())> {\n"
-      + projectedProperties.map { "\t\($0.name) = \(anyDescription($0.read(self)));" }.joined(separator: "\n") + "\n}"
+    let lines = projectedProperties.enumerated().map { offset, property -> String in
+      let path = (property.keyPath as? PartialKeyPath<Root>).map { _KeyPathProbe.name(ofPartial: $0) } ?? ""
+      // A collection projection (`\.friends.projectTo.name`) shows the collection's path.
+      let shown = path.components(separatedBy: ".projectTo").first ?? path
+      return (offset == 0 ? "\t\t" : "\t") + "\(property.name)(\\.\(shown)) = \(property.read(self));"
+    }
+    return "\(type(of: self))<\(Root.self)> <\(Unmanaged.passUnretained(self).toOpaque())> {\n"
+      + lines.joined(separator: "\n") + "\n}"
   }
 
   /// The `@Projected` properties: name, root key path and a reader.
@@ -76,7 +84,8 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
     return found.map { name, offset, type in
       // The offset comes from this instance's own class metadata.
       let keyPath = type.keyPath(at: UnsafeRawPointer(base + offset))
-      return (name, keyPath, { projection in projection.rootObject[keyPath: keyPath] as Any })
+      // The subscript of an `AnyKeyPath` adds a level of `Optional`: take it off.
+      return (name, keyPath, { projection in projection.rootObject[keyPath: keyPath] ?? (nil as Any?) as Any })
     }
   }
 
@@ -246,5 +255,10 @@ public struct ProjectedCollection<Element>: RandomAccessCollection, CustomString
   public var endIndex: Int { values().count }
   /// The value at `position`.
   public subscript(position: Int) -> Element { values()[position] }
-  public var description: String { "ProjectedCollection<\(Element.self)>(\(values()))" }
+  /// RealmSwift's layout: `ProjectedCollection<Type> {`, then `\t[i] value` per element, `}`.
+  public var description: String {
+    let lines = values().enumerated().map { "\t[\($0.offset)] \($0.element)" }
+    return "ProjectedCollection<\(Element.self)> {\n" + lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")
+      + "}"
+  }
 }

@@ -141,7 +141,8 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
     lines += [
       "\tcolumnName = \(columnName);", "\tindexed = \(yesNo(isIndexed));", "\tisPrimary = \(yesNo(isPrimary));",
       "\tarray = \(yesNo(isArray));", "\tset = \(yesNo(isSet));", "\tdictionary = \(yesNo(isMap));",
-      "\toptional = \(yesNo(isOptional));", "}",
+      // A mixed value holds nil without being optional, as RealmSwift reports it.
+      "\toptional = \(yesNo(isOptional && type != .any));", "}",
     ]
     return lines.joined(separator: "\n")
   }
