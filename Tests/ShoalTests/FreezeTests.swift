@@ -158,6 +158,7 @@ struct ThreadSafeReferenceTests {
     #expect(
       Thread.detachAndWait {
         let other = try Realm(configuration: config)
+        other.refresh()  // a Realm that has read nothing would resolve at the reference's version
         answers.put(other.resolve(ref) == nil)
       })
     #expect(answers.next() == true)
@@ -209,5 +210,62 @@ struct ThreadSafeReferenceTests {
       _ = counter.freeze()
     }
     #expect(stderrText(deleted).contains("Object has been deleted or invalidated."))
+  }
+}
+
+@Suite("Thread-safe references")
+struct ThreadSafeReferenceResolutionTests {
+  /// A Realm that has read nothing yet resolves a reference at the version it was made at, as
+  /// RealmSwift's does; `refresh()` then brings the results up to date.
+  @Test func resultsResolveAtTheReferencesVersionThenRefresh() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    let results = realm.objects(Counter.self).filter("value != 3").sorted(byKeyPath: "name", ascending: false)
+    let reference = ThreadSafeReference(to: results)
+    try realm.write {
+      for (i, name) in ["a", "b", "c", "d"].enumerated() { realm.add(Counter(value: [name, i + 1])) }
+    }
+    #expect(results.map(\.name) == ["d", "b", "a"])
+    let counts = Inbox<[Int]>()
+    let names = Inbox<[String]>()
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        guard let resolved = other.resolve(reference) else { return }
+        counts.put([resolved.count, other.objects(Counter.self).count])
+        other.refresh()
+        names.put(resolved.map(\.name))
+      })
+    #expect(counts.next() == [0, 0])
+    #expect(names.next() == ["d", "b", "a"])
+  }
+
+  @Test func aDeletedObjectResolvesAtTheOldVersionThenNotAfterRefresh() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    let counter = Counter(value: ["x", 7])
+    try realm.write { realm.add(counter) }
+    let first = ThreadSafeReference(to: counter)
+    let second = ThreadSafeReference(to: counter)
+    #expect(
+      Thread.detachAndWait { try Realm(configuration: config).write { try Realm(configuration: config).deleteAll() } })
+    let seen = Inbox<[Bool]>()
+    #expect(
+      Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        let old = other.resolve(first)?.value == 7
+        other.refresh()
+        seen.put([old, other.resolve(second) == nil])
+      })
+    #expect(seen.next() == [true, true])
+  }
+
+  @Test func aReferenceResolvedInAnotherFileIsNil() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    let counter = Counter(value: ["x", 7])
+    try realm.write { realm.add(counter) }
+    let reference = ThreadSafeReference(to: counter)
+    let other = try Realm(configuration: fileConfiguration())
+    #expect(other.resolve(reference) == nil)
   }
 }

@@ -56,3 +56,27 @@ struct ObservationChecksTests {
     #expect(stderrText(result).contains("Read-only Realms do not change and do not have change notifications."))
   }
 }
+
+@Suite("Notifications: key paths through linking objects")
+struct BacklinkKeyPathTests {
+  @Test func aKeyPathThroughLinkingObjectsReportsTheirChanges() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let dog = Dog(value: ["name": "Rex"])
+    try realm.write {
+      realm.add(Person(value: ["id": 1, "name": "Moe", "dogs": [dog]]))
+      realm.add(Person(value: ["id": 2, "name": "Other"]))
+    }
+    var seen: [Seen] = []
+    let token = realm.objects(Dog.self).observe(keyPaths: ["walkers.name"]) { seen.append(Seen($0)) }
+    try realm.write { realm.object(ofType: Person.self, forPrimaryKey: 1)?.name = "Curley" }
+    #expect(seen.last == .update(count: 1, deletions: [], insertions: [], modifications: [0]))
+    // A person who does not walk the dog, or a property not in the key path, reports nothing.
+    let before = seen.count
+    try realm.write {
+      realm.object(ofType: Person.self, forPrimaryKey: 2)?.name = "Larry"
+      realm.object(ofType: Person.self, forPrimaryKey: 1)?.age = 9
+    }
+    #expect(seen.count == before)
+    token.invalidate()
+  }
+}

@@ -91,7 +91,7 @@ func kvcValues<S: Sequence>(_ elements: S, keyPath: String) -> [Any] {
 
 /// The value at `path` of one element (see `kvcValues`).
 func kvcValue(of element: Any, path: ArraySlice<String>) -> Any {
-  guard let key = path.first else { return element }
+  guard let key = path.first else { return (element as? AnyRealmValue)?.kvcValue ?? element }
   let rest = path.dropFirst()
   if key == "self" { return kvcValue(of: element, path: rest) }
   if let object = element as? ObjectBase {

@@ -79,6 +79,9 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
       unmanaged[name] = value
       return
     }
+    if let embedded = value as? EmbeddedObject, embedded._core != nil, embedded._table != nil {
+      fatalError("Cannot add an existing managed embedded object to a Dictionary.")
+    }
     let storedValue = value._rlmToStored(context).value
     update { entries in
       if let i = entries.firstIndex(where: { $0.key == name }) {
@@ -137,7 +140,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   /// The value for a key given as `AnyObject` (a string), or nil.
   public func object(forKey key: AnyObject) -> AnyObject? {
     guard let name = key as? String else { return nil }
-    return self[Key._rlmFromKey(name)].map { $0 as AnyObject }
+    return self[Key._rlmFromKey(name)].map { (($0 as? AnyRealmValue)?.kvcValue ?? $0) as AnyObject }
   }
 
   /// The value for `key` as `AnyObject`, or nil.

@@ -90,7 +90,10 @@ final class ObservationFilter {
         }
         level.names?.insert(index)
         let property = level.table.properties[index]
-        guard property.type == .object, let target = property.objectClassName.flatMap(core.table(named:)) else {
+        // Through links, and (named in a key path) through linking objects to their origins.
+        guard property.type == .object || property.collection == .linkingObjects,
+          let target = property.objectClassName.flatMap(core.table(named:))
+        else {
           break
         }
         let next = level.links[index] ?? Level(target)
@@ -124,7 +127,7 @@ final class ObservationFilter {
     }
     guard nestedMayBeAffected(summary), let row = row ?? core.row(table, key) else { return false }
     for link in nested where link.index < row.count && link.filter.mayBeAffected(summary) {
-      for target in RealmCore.linkedKeys(row[link.index])
+      for target in Self.targets(of: link.index, key: key, row: row, table: table, core: core)
       where link.filter.isModified(target, row: nil, table: link.filter.table, summary: summary, core: core) {
         return true
       }
@@ -132,11 +135,22 @@ final class ObservationFilter {
     return false
   }
 
-  /// Whether the linked objects reached through link property `index` have writes that count.
-  func linkIsModified(_ index: Int, row: [RowValue], summary: ChangeSummary, core: RealmCore) -> Bool {
+  /// The objects property `index` of the object `key` reaches: its links, or for linking
+  /// objects, the objects linking to it.
+  private static func targets(of index: Int, key: ObjectKey, row: [RowValue], table: TableInfo, core: RealmCore)
+    -> [ObjectKey]
+  {
+    let property = table.properties[index]
+    if property.collection == .linkingObjects { return core.linkingKeys(to: key, of: table, property: property) }
+    return RealmCore.linkedKeys(row[index])
+  }
+
+  /// Whether the linked objects reached through link property `index` of the object `key`
+  /// have writes that count.
+  func linkIsModified(_ index: Int, key: ObjectKey, row: [RowValue], summary: ChangeSummary, core: RealmCore) -> Bool {
     guard index < row.count, let link = nested.first(where: { $0.index == index }), link.filter.mayBeAffected(summary)
     else { return false }
-    return RealmCore.linkedKeys(row[index]).contains {
+    return Self.targets(of: index, key: key, row: row, table: table, core: core).contains {
       link.filter.isModified($0, row: nil, table: link.filter.table, summary: summary, core: core)
     }
   }
@@ -354,7 +368,7 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
     for (index, property) in table.properties.enumerated() where property.collection != .linkingObjects {
       let direct = ChangeSummary.bit(written, index) && (filter.mask.map { ChangeSummary.bit($0, index) } ?? true)
       var linked = false
-      if !direct, let row { linked = filter.linkIsModified(index, row: row, summary: summary, core: core) }
+      if !direct, let row { linked = filter.linkIsModified(index, key: key, row: row, summary: summary, core: core) }
       guard direct || linked else { continue }
       let isCollection = property.collection != .none
       let field = object._classInfo.field(named: property.name)

@@ -125,7 +125,11 @@ final class RealmCore {
   var isInWriteTransaction: Bool { write != nil }
 
   /// The snapshot reads go to (begun lazily after `invalidate`).
+  /// Whether anything was read through this Realm since it was opened (see `Realm.resolve`).
+  private(set) var hasRead = false
+
   private func snapshot() -> ReadTransaction {
+    hasRead = true
     if let read { return read }
     do {
       let fresh = try store.beginRead()
@@ -229,6 +233,7 @@ final class RealmCore {
   }
 
   private func adopt(_ transaction: WriteTransaction) {
+    hasRead = true
     write = transaction
     nextKeys = [:]
     stamp &+= 1
@@ -302,6 +307,7 @@ final class RealmCore {
   /// Moves the snapshot to the newest version; observers hear of the changes in between.
   @discardableResult
   func moveTo(newest: Bool, local: Bool) -> Bool {
+    hasRead = true
     let old = read
     let fresh: ReadTransaction
     do { fresh = try store.beginRead() } catch {

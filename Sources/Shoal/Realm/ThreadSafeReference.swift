@@ -72,13 +72,18 @@ extension Realm {
   /// This Realm moves to the reference's version first if it is older. A reference resolves once.
   public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
     guard reference.markResolved() else { fatalError("Can only resolve a thread safe reference once.") }
-    guard reference.fileKey == core.configuration.fileKey else {
-      fatalError("Cannot resolve thread safe reference in Realm with different configuration than the source Realm.")
-    }
-    if let pinned = reference.pin.transaction?.version, let now = core.read?.version, now < pinned,
-      !core.isInWriteTransaction, !core.isFrozen
+    // Another file does not hold the value, as in RealmSwift (nil, not a failure).
+    guard reference.fileKey == core.configuration.fileKey else { return nil }
+    if let pinned = reference.pin.transaction, let now = core.read?.version, !core.isInWriteTransaction,
+      !core.isFrozen
     {
-      _ = core.refresh()
+      if now < pinned.version {
+        _ = core.refresh()
+      } else if now > pinned.version, !core.hasRead {
+        // A Realm that has read nothing yet starts at the reference's version, as RealmSwift's
+        // (which begins its read transaction on first use) does; `refresh()` moves it on.
+        core.show(pinned)
+      }
     }
     guard let type = Confined.self as? any ThreadSafeResolvable.Type else { return nil }
     return type.resolve(reference.location, in: core) as? Confined

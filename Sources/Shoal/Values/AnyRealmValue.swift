@@ -50,6 +50,27 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
   public var dictionaryValue: Map<String, AnyRealmValue>? {
     if case .dictionary(let v) = self { return v } else { return nil }
   }
+  /// The value held, as key-value coding gives it (RealmSwift bridges a mixed value to what it
+  /// holds): `NSNull` for `.none`.
+  var kvcValue: Any {
+    switch self {
+    case .none: return NSNull()
+    case .int(let v): return v
+    case .bool(let v): return v
+    case .float(let v): return v
+    case .double(let v): return v
+    case .string(let v): return v
+    case .data(let v): return v
+    case .date(let v): return v
+    case .object(let v): return v
+    case .objectId(let v): return v
+    case .decimal128(let v): return v
+    case .uuid(let v): return v
+    case .list(let v): return v
+    case .dictionary(let v): return v
+    }
+  }
+
   /// The object, cast to `T`, if the value is an object of that type.
   public func object<T: Object>(_ objectType: T.Type) -> T? {
     if case .object(let v) = self { return v as? T } else { return nil }
