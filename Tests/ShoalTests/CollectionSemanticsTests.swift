@@ -116,4 +116,18 @@ struct CollectionSemanticsTests {
     }
     #expect(stderrText(decoded).contains("key must not start with '$'"))
   }
+
+  /// Key-value coding gives what a mixed property holds, nil for none.
+  @Test func keyValueCodingOfMixedValues() throws {
+    let object = AllTypes()
+    #expect(object.value(forKey: "any") == nil)
+    object.any = .int(5)
+    #expect(object.value(forKey: "any") as? Int == 5)
+    let set = MutableSet<AnyRealmValue>()
+    set.insert(.string("s"))
+    #expect(set.value(forKey: "self").first as? String == "s")
+    let map = Map<String, AnyRealmValue>()
+    map["k"] = .bool(true)
+    #expect(map.value(forKey: "k") as? Bool == true)
+  }
 }

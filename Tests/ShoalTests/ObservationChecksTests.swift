@@ -27,6 +27,18 @@ struct ObservationChecksTests {
     #expect(stderrText(onActor).contains(message))
   }
 
+  @Test func anInvalidKeyPathIsRealmSwiftsError() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let realm = try Realm(configuration: fileConfiguration())
+      let counter = Counter(value: ["a", 1])
+      try realm.write { realm.add(counter) }
+      _ = counter.observe(keyPaths: ["notAProperty"]) { _ in }
+    }
+    #expect(
+      stderrText(result).contains(
+        "Invalid property name: property 'notAProperty' not found in object of type 'Counter'"))
+  }
+
   @Test func collectionsAndObjectsCannotBeObservedInsideAWrite() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try Realm(configuration: fileConfiguration())

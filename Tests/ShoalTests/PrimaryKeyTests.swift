@@ -4,6 +4,12 @@ import Testing
 
 @testable import Shoal
 
+final class OptionalStringKeyed: Object {
+  override class func shouldIncludeInDefaultSchema() -> Bool { false }
+  @Persisted(primaryKey: true) var code: String?
+  @Persisted var value = 0
+}
+
 final class KeyedByInt: Object {
   override class func shouldIncludeInDefaultSchema() -> Bool { false }
   @Persisted(primaryKey: true) var id = 0
@@ -222,5 +228,19 @@ struct PrimaryKeyTests {
       }
     }
     #expect(stderrText(result).contains("with an existing primary key value"))
+  }
+
+  /// `NSNull` stands for nil as an optional primary key, in `create` and in lookups.
+  @Test func nsNullIsANilOptionalPrimaryKey() throws {
+    var config = memoryConfiguration()
+    config.objectTypes = [OptionalStringKeyed.self]
+    let realm = try Realm(configuration: config)
+    try realm.write {
+      realm.create(OptionalStringKeyed.self, value: [NSNull(), 1])
+      realm.create(OptionalStringKeyed.self, value: ["b", 2])
+    }
+    #expect(realm.object(ofType: OptionalStringKeyed.self, forPrimaryKey: NSNull())?.value == 1)
+    #expect(realm.object(ofType: OptionalStringKeyed.self, forPrimaryKey: "b")?.value == 2)
+    #expect(realm.object(ofType: OptionalStringKeyed.self, forPrimaryKey: "z") == nil)
   }
 }

@@ -344,7 +344,12 @@ open class Object: ObjectBase, RealmCollectionValue {
   }
 
   /// Same as `self[key]`.
-  open func value(forKey key: String) -> Any? { self[key] }
+  open func value(forKey key: String) -> Any? {
+    let value = self[key]
+    // Key-value coding gives what a mixed value holds, nil for none (RealmSwift bridges it).
+    if let mixed = value as? AnyRealmValue { return mixed == .none ? nil : mixed.kvcValue }
+    return value
+  }
   /// Sets a property by name, as its setter does (key-value coding); unlike the subscript on a
   /// managed object, it converts dictionaries and arrays given for links into objects.
   open func setValue(_ value: Any?, forKey key: String) { _setValue(value, forKey: key, bySubscript: false) }

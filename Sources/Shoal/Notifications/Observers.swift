@@ -86,7 +86,7 @@ final class ObservationFilter {
       let parts = path.split(separator: ".").map(String.init)
       for (depth, part) in parts.enumerated() {
         guard let index = level.table.propertyIndex[part] else {
-          fatalError("Property '\(part)' not found in object of type '\(level.table.name)'")
+          fatalError("Invalid property name: property '\(part)' not found in object of type '\(level.table.name)'")
         }
         level.names?.insert(index)
         let property = level.table.properties[index]

@@ -449,7 +449,7 @@ extension Realm: Equatable {
 extension ClassInfo.Field {
   /// The stored form of a primary-key or property value given as `Any`.
   func storedKeyValue(_ value: Any) -> RowValue? {
-    guard let value = unwrapOptional(value) else { return typeInfo.isOptional ? .null : nil }
+    guard let value = unwrapOptional(value), !(value is NSNull) else { return typeInfo.isOptional ? .null : nil }
     if let stored = RowValue(scalar: value) {
       switch (typeInfo.type, stored) {
       case (.int, .int), (.string, .string), (.UUID, .uuid), (.objectId, .objectId), (.bool, .bool), (.date, .date),
