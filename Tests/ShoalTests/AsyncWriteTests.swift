@@ -91,4 +91,26 @@ struct AsyncWriteCancellationTests {
     let realm = try Realm(configuration: config)
     #expect(realm.object(ofType: Counter.self, forPrimaryKey: "queued") != nil)
   }
+
+  /// A `beginAsyncWrite` block that neither commits nor cancels is rolled back; one that commits
+  /// keeps its changes; a cancelled one never runs.
+  @Test func asyncWriteBlocksThatDoNotCommitAreRolledBack() throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    realm.beginAsyncWrite { realm.create(Counter.self, value: ["dropped", 1]) }
+    #expect(!realm.isInWriteTransaction)
+    realm.beginAsyncWrite {
+      realm.create(Counter.self, value: ["kept", 2])
+      realm.commitAsyncWrite()
+    }
+    #expect(realm.objects(Counter.self).map(\.name) == ["kept"])
+  }
+
+  @Test func asyncWriteIsAnAsynchronousWriteOperationWhileItRuns() async throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    let during = try await realm.asyncWrite {
+      realm.isInWriteTransaction && realm.isPerformingAsynchronousWriteOperations
+    }
+    #expect(during)
+    #expect(!realm.isPerformingAsynchronousWriteOperations && !realm.isInWriteTransaction)
+  }
 }

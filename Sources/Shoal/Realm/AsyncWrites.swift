@@ -28,7 +28,8 @@ extension Realm {
   }
 
   /// Begins a write transaction later and runs `asyncWriteBlock` in it; the block ends it with
-  /// `commitAsyncWrite` or `cancelWrite`.
+  /// `commitAsyncWrite` or `cancelWrite`. A block that does neither is rolled back when it
+  /// returns, as in RealmSwift.
   @discardableResult
   public func beginAsyncWrite(_ asyncWriteBlock: @escaping () -> Void) -> AsyncTransactionId {
     if core.isFrozen { fatalError("Can't perform transactions on a frozen Realm") }
@@ -38,6 +39,8 @@ extension Realm {
     writes.pending[id] = { [core] in
       do { try core.beginWrite() } catch { fatalError("\(error)") }
       asyncWriteBlock()
+      // A block that neither committed nor cancelled is rolled back, as in RealmSwift.
+      if core.isInWriteTransaction { core.cancelWrite() }
     }
     core.schedule { [core] in
       guard let work = writes.pending.removeValue(forKey: id) else { return }
@@ -92,6 +95,9 @@ extension Realm {
   @discardableResult
   nonisolated(nonsending) public func asyncWrite<Result>(_ block: () throws -> Result) async throws -> Result {
     try await core.beginWriteAsync()
+    let writes = core.asyncWrites
+    writes.running += 1
+    defer { writes.running -= 1 }
     let result: Result
     do {
       result = try block()
