@@ -18,6 +18,28 @@ import Testing
     return realm
   }
 
+  /// A dynamic object freezes into, and thaws back to, a dynamic object; its links read their
+  /// target's properties.
+  @Test func dynamicObjectsFreezeAndFollowLinks() throws {
+    let realm = try people()
+    let dog = try #require(realm.dynamicObjects("Dog").first)
+    let frozen = dog.freeze()
+    #expect(frozen.isFrozen && frozen["name"] as? String == "Rex")
+    #expect(frozen.thaw()?["age"] as? Int == 3)
+    let owner = try #require(dog["owner"] as? DynamicObject)
+    #expect(owner["name"] as? String == "P2")
+  }
+
+  @Test func anEmbeddedClassCannotBeCreatedDynamically() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      var configuration = memoryConfiguration()
+      configuration.objectTypes = [Person.self, Dog.self, Address.self]
+      let realm = try Realm(configuration: configuration)
+      try realm.write { _ = realm.dynamicCreate("Address", value: ["street": "x"]) }
+    }
+    #expect(stderrText(result).contains("Embedded objects cannot be created directly"))
+  }
+
   @Test func readsDeclaredClassesByName() throws {
     let realm = try people()
     let all = realm.dynamicObjects("Person")

@@ -37,6 +37,7 @@ extension Realm {
   {
     core.requireWrite(RealmCore.objectsNeedWrite)
     let table = dynamicTable(typeName)
+    if table.isEmbedded { fatalError("Embedded objects cannot be created directly") }
     var values: [String: Any] = [:]
     if let dictionary = value as? [String: Any] {
       values = dictionary

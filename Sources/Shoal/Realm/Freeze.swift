@@ -56,7 +56,9 @@ extension ObjectBase {
     guard frozen.exists(table: table, key: _key) else {
       fatalError("Cannot freeze an object in the same write transaction as it was created in.")
     }
-    guard let copy = frozen.object(table, _key) as? T else { fatalError("Object type changed while freezing") }
+    // A dynamic object freezes into a dynamic object of the frozen Realm.
+    let made: ObjectBase = self is DynamicObject ? frozen.dynamicObject(table, _key) : frozen.object(table, _key)
+    guard let copy = made as? T else { fatalError("Object type changed while freezing") }
     return copy
   }
 
@@ -65,6 +67,7 @@ extension ObjectBase {
     guard core.isFrozen else { return self as? T }
     let live = core.thawed()
     guard let liveTable = live.table(named: table.name), live.exists(table: liveTable, key: _key) else { return nil }
+    if self is DynamicObject { return live.dynamicObject(liveTable, _key) as? T }
     return live.object(liveTable, _key) as? T
   }
 }
