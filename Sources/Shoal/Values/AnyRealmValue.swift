@@ -50,6 +50,24 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
   public var dictionaryValue: Map<String, AnyRealmValue>? {
     if case .dictionary(let v) = self { return v } else { return nil }
   }
+  /// A mixed value holding a new, unmanaged dictionary of `dictionary`'s entries.
+  ///
+  /// ```swift
+  /// object.any = .fromDictionary(["name": .string("Rex"), "age": .int(3)])
+  /// ```
+  public static func fromDictionary(_ dictionary: [String: AnyRealmValue]) -> AnyRealmValue {
+    let map = Map<String, AnyRealmValue>()
+    map.merge(dictionary.map { (key: $0.key, value: $0.value) }, uniquingKeysWith: { $1 })
+    return .dictionary(map)
+  }
+
+  /// A mixed value holding a new, unmanaged list of `array`'s elements.
+  public static func fromArray(_ array: [AnyRealmValue]) -> AnyRealmValue {
+    let list = List<AnyRealmValue>()
+    list.append(objectsIn: array)
+    return .list(list)
+  }
+
   /// The value held, as key-value coding gives it (RealmSwift bridges a mixed value to what it
   /// holds): `NSNull` for `.none`.
   var kvcValue: Any {

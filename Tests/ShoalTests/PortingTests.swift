@@ -1,0 +1,36 @@
+import Foundation
+import Shoal
+import Testing
+
+/// RealmSwift code that ports by changing the import: names it uses are visible with
+/// `import Shoal` alone.
+@Suite("Porting: RealmSwift code compiles unchanged")
+struct PortingTests {
+  @Test func autoreleasepoolRunsItsBody() throws {
+    let config = memoryConfiguration()
+    let count = try autoreleasepool { () throws -> Int in
+      let realm = try Realm(configuration: config)
+      try realm.write { realm.add(Counter(value: ["a", 1])) }
+      return realm.objects(Counter.self).count
+    }
+    #expect(count == 1)
+  }
+
+  @Test func logLevelsAreNamedAsInRealmSwift() {
+    let levels: [LogLevel] = [.off, .fatal, .error, .warn, .info, .detail, .debug, .trace, .all]
+    #expect(levels.count == 9)
+    let logger = Logger(level: .off) { (_: LogLevel, _: String) in }
+    #expect(logger.level == .off)
+  }
+
+  @Test func mixedValuesFromArraysAndDictionaries() throws {
+    let object = AllTypes()
+    object.any = .fromArray([.int(1), .string("two")])
+    #expect(object.any.listValue.map { Array($0) } == [.int(1), .string("two")])
+    object.any = .fromDictionary(["k": .bool(true)])
+    #expect(object.any.dictionaryValue?["k"] == .bool(true))
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write { realm.add(object) }
+    #expect(object.any.dictionaryValue?["k"] == .bool(true))
+  }
+}
