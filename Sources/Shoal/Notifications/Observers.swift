@@ -11,6 +11,22 @@ enum DeliveryMode {
   case queue(DispatchQueue)
   /// An actor owning this Realm (`Realm(configuration:actor:)`, `observe(on: actor)`).
   case actor(any Actor)
+  /// A thread that was running its run loop when an observation began (as RealmSwift requires
+  /// of threads other than the main one): notifications arrive through that run loop, the
+  /// first one and those of local commits after the call that caused them returns, those of
+  /// other threads' and processes' commits as soon as the run loop runs (autorefresh).
+  case runLoop(RunLoopScheduler)
+}
+
+/// Runs work on a thread's run loop, from any thread: a timer due at once, which (unlike
+/// `RunLoop.perform`) wakes a run loop waiting for input.
+final class RunLoopScheduler: @unchecked Sendable {  // safe: only `RunLoop.add`, which Core Foundation makes thread-safe, is used off the run loop's thread
+  private let runLoop: RunLoop
+  init(_ runLoop: RunLoop) { self.runLoop = runLoop }
+
+  func schedule(_ work: @escaping @Sendable () -> Void) {
+    runLoop.add(Timer(timeInterval: 0, repeats: false) { _ in work() }, forMode: .default)
+  }
 }
 
 /// One registered observation on a Realm.
@@ -216,7 +232,13 @@ final class CollectionObserver<Collection>: RealmObserver {
     last = state.items()
   }
 
-  func initial() { block(.initial(collection)) }
+  /// Delivers the first notification. The collection is as it is now, which a run loop's
+  /// delivery may see after later commits: those are then part of it, not of an update.
+  func initial() {
+    last = state.items()
+    lastKeys = nil
+    block(.initial(collection))
+  }
 
   /// Brings a class's results (key order, no sort) up to date from the change records alone:
   /// only inserted, deleted and modified objects are looked at, whatever the size of the
@@ -257,7 +279,7 @@ final class CollectionObserver<Collection>: RealmObserver {
       if was && !now { removed.insert(key) }
       if !was && now { added.append(key) }
     }
-    for key in changes.inserted where state.matches(key) { added.append(key) }
+    for key in changes.inserted where !position(key, in: oldKeys).1 && state.matches(key) { added.append(key) }
     added.sort()
     var newKeys = oldKeys
     if !removed.isEmpty || !added.isEmpty {
@@ -479,6 +501,13 @@ extension RealmCore {
 
   func addObserver(_ observer: any RealmObserver) {
     if isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
+    // Observed from inside a running run loop on a thread other than the main one: deliver
+    // through that run loop from now on, as RealmSwift does.
+    if case .currentThread = deliveryMode, !Thread.isMainThread, RunLoop.current.currentMode != nil {
+      deliveryMode = .runLoop(RunLoopScheduler(RunLoop.current))
+      wakeToken?.invalidate()
+      wakeToken = nil
+    }
     observers.append(observer)
     updateWakeToken()
   }
@@ -512,6 +541,8 @@ extension RealmCore {
       wakeToken = store.addChangeListener { _, _ in queue.async { (held?.core ?? weak.core)?.wake() } }
     case .currentThread where Thread.isMainThread:
       wakeToken = store.addChangeListener { _, _ in DispatchQueue.main.async { weak.core?.wake() } }
+    case .runLoop(let scheduler):
+      wakeToken = store.addChangeListener { _, _ in scheduler.schedule { (held?.core ?? weak.core)?.wake() } }
     case .actor(let actor):
       wakeToken = store.addChangeListener { _, _ in
         Task { await runIsolated(actor, Handover<() -> Void>({ (held?.core ?? weak.core)?.wake() })) }
@@ -634,6 +665,9 @@ extension RealmCore {
     case .actor(let actor):
       let work = Handover(body)
       Task { await runIsolated(actor, work) }
+    case .runLoop(let scheduler):
+      let work = Handover(body)
+      scheduler.schedule { work.take()?() }
     case .currentThread:
       body()
     }

@@ -318,8 +318,33 @@ final class RealmCore {
     guard fresh.version != old?.version else { return false }
     read = fresh
     stamp &+= 1
-    if let old { deliver(from: old, to: fresh, local: local) }
+    guard let old else { return true }
+    if local, case .runLoop = deliveryMode {
+      // RealmSwift tells of a local commit after the call that made it returns: once the
+      // run loop turns, from the version before the first commit not yet told of.
+      if pendingLocalDelivery == nil {
+        pendingLocalDelivery = old
+        schedule { [weak self] in self?.deliverPendingLocal() }
+      }
+      return true
+    }
+    if let pending = pendingLocalDelivery {
+      pendingLocalDelivery = nil
+      deliver(from: pending, to: fresh, local: local)
+    } else {
+      deliver(from: old, to: fresh, local: local)
+    }
     return true
+  }
+
+  /// The version before local commits whose notifications wait for the run loop (see
+  /// `DeliveryMode.runLoop`).
+  private var pendingLocalDelivery: ReadTransaction?
+
+  private func deliverPendingLocal() {
+    guard let pending = pendingLocalDelivery, let now = read else { return }
+    pendingLocalDelivery = nil
+    if pending.version != now.version { deliver(from: pending, to: now, local: true) }
   }
 
   /// Makes `snapshot` the version this Realm shows (delivery steps through the versions around

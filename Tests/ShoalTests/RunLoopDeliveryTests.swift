@@ -1,0 +1,68 @@
+import Dispatch
+import Foundation
+import Shoal
+import Synchronization
+import Testing
+
+/// A thread that runs its run loop gets notifications as RealmSwift delivers them there:
+/// asynchronously, through the run loop.
+@Suite("Notifications through a thread's run loop")
+struct RunLoopDeliveryTests {
+  @Test func notificationsArriveThroughTheRunLoop() throws {
+    let config = fileConfiguration()
+    let log = EventLog()
+    let note = log.note
+    let otherCommitted = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+    let stop = Atomic<Bool>(false)
+    Thread.detachNewThread {
+      // Observe from inside the running run loop, as RealmSwift requires off the main thread.
+      nonisolated(unsafe) var token: NotificationToken?
+      nonisolated(unsafe) var realm: Realm?
+      RunLoop.current.perform {
+        realm = try? Realm(configuration: config)
+        token = realm?.objects(Counter.self).observe { change in
+          switch change {
+          case .initial(let results): note("initial \(results.count)")
+          case .update(let results, _, let insertions, _): note("update \(results.count) \(insertions)")
+          case .error: note("error")
+          }
+        }
+        note("observe returned")
+        // A local commit is told of after the call that made it returns.
+        try? realm?.write { realm?.add(Counter(value: ["local", 1])) }
+        note("write returned")
+        // Another thread's commit reaches this thread while its run loop runs.
+        Thread.detachNewThread {
+          let other = try? Realm(configuration: config)
+          try? other?.write { other?.add(Counter(value: ["remote", 2])) }
+          otherCommitted.signal()
+        }
+      }
+      let deadline = Date(timeIntervalSinceNow: 30)
+      while !stop.load(ordering: .acquiring), Date() < deadline {
+        _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+      }
+      token?.invalidate()
+      withExtendedLifetime(realm) {}
+      finished.signal()
+    }
+    #expect(otherCommitted.wait(timeout: .now() + 30) == .success)
+    let deadline = Date(timeIntervalSinceNow: 30)
+    while Date() < deadline, !log.events.contains("update 2 [1]") { usleep(10_000) }
+    stop.store(true, ordering: .releasing)
+    #expect(finished.wait(timeout: .now() + 30) == .success)
+    let seen = log.events
+    #expect(Array(seen.prefix(2)) == ["observe returned", "write returned"])
+    // The first notification shows the collection as it is when delivered (the local commit
+    // included), so that commit is not reported again; the other thread's commit follows.
+    #expect(Array(seen.dropFirst(2)) == ["initial 1", "update 2 [1]"])
+  }
+}
+
+/// Events noted from several threads, in order.
+final class EventLog: Sendable {
+  private let storage = Mutex<[String]>([])
+  var events: [String] { storage.withLock { $0 } }
+  @Sendable func note(_ event: String) { storage.withLock { $0.append(event) } }
+}
