@@ -20,7 +20,7 @@ enum DeliveryMode {
 
 /// Runs work on a thread's run loop, from any thread: a timer due at once, which (unlike
 /// `RunLoop.perform`) wakes a run loop waiting for input.
-final class RunLoopScheduler: @unchecked Sendable {  // safe: only `RunLoop.add`, which Core Foundation makes thread-safe, is used off the run loop's thread
+final class RunLoopScheduler: @unchecked Sendable {  // safe: off its thread, only the thread-safe add
   private let runLoop: RunLoop
   init(_ runLoop: RunLoop) { self.runLoop = runLoop }
 
