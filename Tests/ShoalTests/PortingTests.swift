@@ -33,4 +33,11 @@ struct PortingTests {
     try realm.write { realm.add(object) }
     #expect(object.any.dictionaryValue?["k"] == .bool(true))
   }
+
+  @MainActor
+  @Test func realmOpenIsolatedToTheCaller() async throws {
+    let realm = try await Realm.open(configuration: memoryConfiguration(), downloadBeforeOpen: .never)
+    try await realm.asyncWrite { realm.add(Counter(value: ["a", 1])) }
+    #expect(realm.objects(Counter.self).count == 1)
+  }
 }

@@ -24,6 +24,34 @@ extension Realm {
   public init<A: Actor>(configuration: Realm.Configuration = .defaultConfiguration, actor: A) async throws {
     core = try RealmCore.forActor(configuration, actor)
   }
+
+  /// When to download a synchronized Realm's data before opening it (RealmSwift's
+  /// `OpenBehavior`). Shoal opens local files only, so every behaviour opens at once.
+  public enum OpenBehavior: Sendable {
+    /// Open at once.
+    case never
+    /// Download everything first (RealmSwift, for synchronized Realms).
+    case always
+    /// Download first on the first open on this device (RealmSwift, for synchronized Realms).
+    case once
+  }
+
+  /// Opens a Realm confined to the caller's actor (RealmSwift's `Realm.open`); a cancelled
+  /// task throws `CancellationError`.
+  ///
+  /// ```swift
+  /// @MainActor func load() async throws {
+  ///   let realm = try await Realm.open(configuration: config)
+  ///   print(realm.objects(Dog.self).count)
+  /// }
+  /// ```
+  public static func open(
+    configuration: Realm.Configuration = .defaultConfiguration, _isolation actor: isolated any Actor = #isolation,
+    downloadBeforeOpen: OpenBehavior = .never
+  ) async throws -> Realm {
+    try Task.checkCancellation()
+    return Realm(core: try RealmCore.forActor(configuration, actor))
+  }
 }
 
 extension RealmCore {
