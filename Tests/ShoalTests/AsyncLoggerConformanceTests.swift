@@ -819,7 +819,7 @@ struct AsyncLoggerConformanceAsyncTests {
   /// thread or actor-isolated Realms".
   @Test(
     .disabled(
-      "Shoal allows asyncWrite on any Realm: Linux has no main run loop, so Realms confined to a queue or thread may write asynchronously too (README)"
+      "Shoal allows asyncWrite on a Realm confined to a plain thread (README); one confined to a dispatch queue refuses it as RealmSwift does (AsyncWriteCancellationTests)"
     )) func asyncWriteNeedsAnActorIsolatedRealm() async
   {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

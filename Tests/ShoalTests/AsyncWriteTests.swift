@@ -113,4 +113,23 @@ struct AsyncWriteCancellationTests {
     #expect(during)
     #expect(!realm.isPerformingAsynchronousWriteOperations && !realm.isInWriteTransaction)
   }
+
+  /// A Realm confined to a dispatch queue has no actor to come back to after a suspension, as
+  /// RealmSwift's.
+  @Test func queueConfinedRealmsRefuseAsyncRefreshAndAsyncWrite() async {
+    let refresh = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let queue = DispatchQueue(label: "confined")
+      let config = fileConfiguration()
+      let realm = try queue.sync { try Realm(configuration: config, queue: queue) }
+      _ = await realm.asyncRefresh()
+    }
+    #expect(stderrText(refresh).contains("asyncRefresh() can only be called on main thread or actor-isolated Realms"))
+    let write = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let queue = DispatchQueue(label: "confined")
+      let config = fileConfiguration()
+      let realm = try queue.sync { try Realm(configuration: config, queue: queue) }
+      try await realm.asyncWrite {}
+    }
+    #expect(stderrText(write).contains("asyncWrite() can only be called on main thread or actor-isolated Realms"))
+  }
 }

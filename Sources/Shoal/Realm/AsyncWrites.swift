@@ -94,6 +94,10 @@ extension Realm {
   /// ```
   @discardableResult
   nonisolated(nonsending) public func asyncWrite<Result>(_ block: () throws -> Result) async throws -> Result {
+    // A queue-confined Realm has no actor to come back to, as in RealmSwift.
+    if case .queue = core.deliveryMode {
+      fatalError("asyncWrite() can only be called on main thread or actor-isolated Realms")
+    }
     try await core.beginWriteAsync()
     let writes = core.asyncWrites
     writes.running += 1

@@ -108,7 +108,12 @@ public struct Realm {
   /// It runs on its caller's executor, as RealmSwift's does, so a Realm confined to the calling
   /// thread stays on it.
   @discardableResult
-  nonisolated(nonsending) public func asyncRefresh() async -> Bool { refresh() }
+  nonisolated(nonsending) public func asyncRefresh() async -> Bool {
+    if case .queue = core.deliveryMode {
+      fatalError("asyncRefresh() can only be called on main thread or actor-isolated Realms")
+    }
+    return refresh()
+  }
 
   /// Releases the version this Realm pins; the next access reads the newest one.
   public func invalidate() { core.invalidate() }
