@@ -18,3 +18,21 @@
 public func autoreleasepool<Result>(invoking body: () throws -> Result) rethrows -> Result {
   try body()
 }
+
+/// The dotted property path a key path reads (RealmSwift's `_name(for:)`, used by generic code
+/// that turns key paths into the names queries and observations take).
+///
+/// ```swift
+/// _name(for: \Person.dog.name)  // "dog.name"
+/// ```
+public func _name<T: ObjectBase>(for keyPath: PartialKeyPath<T>) -> String {
+  _KeyPathProbe.name(ofPartial: keyPath)
+}
+
+/// The dotted property path of the root object a key path of a projection reads.
+public func _name<O: ObjectBase, T>(for keyPath: PartialKeyPath<T>) -> String where T: Projection<O> {
+  let probe = _KeyPathProbe()
+  let projection = T(projecting: probe.probeObject(of: O.self))
+  _ = projection[keyPath: keyPath]
+  return probe.path.joined(separator: ".")
+}

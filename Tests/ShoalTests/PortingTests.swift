@@ -41,3 +41,34 @@ struct PortingTests {
     #expect(realm.objects(Counter.self).count == 1)
   }
 }
+
+@Suite("Porting: generic code over collections and key paths")
+struct GenericPortingTests {
+  /// Generic code observes any Realm collection through the protocol, as with RealmSwift's.
+  func observeAny<C: RealmCollection>(_ collection: C, _ seen: @escaping (Int) -> Void) -> NotificationToken {
+    collection.observe(keyPaths: nil, on: nil) { change in
+      if case .update(let c, _, _, _) = change { seen(c.count) }
+      if case .initial(let c) = change { seen(c.count) }
+    }
+  }
+
+  func frozenCount<C: RealmCollection>(_ collection: C) -> Int { collection.freeze().count }
+
+  @Test func collectionsAreObservableAndThreadConfinedInGenericCode() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let owner = Person(id: 1, name: "o", age: 1)
+    try realm.write { realm.add(owner) }
+    var counts: [Int] = []
+    let token = observeAny(owner.dogs) { counts.append($0) }
+    try realm.write { owner.dogs.append(Dog(value: ["name": "Rex"])) }
+    #expect(counts == [0, 1])
+    #expect(frozenCount(realm.objects(Person.self)) == 1)
+    token.invalidate()
+  }
+
+  @Test func keyPathNames() {
+    #expect(_name(for: \Person.dog?.name) == "dog.name")
+    #expect(_name(for: \Person.age) == "age")
+    #expect(_name(for: \PersonProjection.years) == "age")
+  }
+}

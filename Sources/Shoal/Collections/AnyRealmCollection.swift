@@ -2,8 +2,13 @@ import Foundation
 
 /// What every Realm collection offers: `Results`, `List`, `MutableSet`, `LinkingObjects` and
 /// `AnyRealmCollection` (RealmSwift's `RealmCollection`).
-public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible, Equatable
+public protocol RealmCollection<Element>: RandomAccessCollection, CustomStringConvertible, Equatable, ThreadConfined
 where Index == Int, Element: RealmCollectionValue, Iterator == RLMIterator<Element> {
+  /// Calls `block` with the collection's first state, then after each commit that changes it,
+  /// on `queue` when given (see `Results.observe(keyPaths:on:_:)`).
+  func observe(
+    keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+  ) -> NotificationToken
   /// The Realm of the collection, or nil when unmanaged.
   var realm: Realm? { get }
   /// Whether the collection can no longer be accessed.
