@@ -113,4 +113,15 @@ struct AddTests {
     #expect(realm.object(ofType: Person.self, forPrimaryKey: 2)?.name == "twin")
     #expect(Set(realm.objects(Dog.self).compactMap { $0.owner?.id }) == [2])
   }
+
+  /// `create` copies the unmanaged objects its value holds into the Realm: they stay
+  /// unmanaged (`add` is what makes an object managed).
+  @Test func createCopiesUnmanagedObjectsOfItsValue() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let standalone = Dog(value: ["name": "Rex"])
+    let person = try realm.write { realm.create(Person.self, value: ["id": 1, "dogs": [standalone, standalone]]) }
+    #expect(standalone.realm == nil)
+    #expect(person.dogs.count == 2 && person.dogs[0].name == "Rex")
+    #expect(realm.objects(Dog.self).count == 1)
+  }
 }

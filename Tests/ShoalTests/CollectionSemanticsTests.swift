@@ -130,4 +130,15 @@ struct CollectionSemanticsTests {
     map["k"] = .bool(true)
     #expect(map.value(forKey: "k") as? Bool == true)
   }
+
+  /// A key other than `self` on a collection of values is Foundation's NSUnknownKeyException.
+  @Test func anUnknownKeyOnValuesIsAnError() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let set = MutableSet<AnyRealmValue>()
+      set.insert(.int(1))
+      _ = set.value(forKey: "not self")
+    }
+    #expect(stderrText(result).contains("NSUnknownKeyException"))
+    #expect(stderrText(result).contains("not key value coding-compliant for the key not self."))
+  }
 }

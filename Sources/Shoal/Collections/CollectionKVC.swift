@@ -101,7 +101,13 @@ func kvcValue(of element: Any, path: ArraySlice<String>) -> Any {
   if let collection = element as? any RealmCollection {
     return kvcElements(of: collection).map { kvcValue(of: $0, path: path) }
   }
-  return NSNull()
+  if element is NSNull { return NSNull() }
+  // A value has no properties: Foundation's NSUnknownKeyException, as RealmSwift raises it.
+  let held = (element as? AnyRealmValue)?.kvcValue ?? element
+  if let object = held as? ObjectBase { return kvcValue(of: object, path: path) }
+  fatalError(
+    "NSUnknownKeyException: [<\(type(of: held))> valueForUndefinedKey:]: this class is not key value coding-compliant "
+      + "for the key \(key).")
 }
 
 /// The elements of a collection, as `Any`.

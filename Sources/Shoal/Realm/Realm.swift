@@ -253,12 +253,15 @@ public struct Realm {
   /// links of an unmanaged one).
   private func detached(_ linked: ObjectBase, copies: inout [String: ObjectBase]) -> ObjectBase? {
     guard let linkedCore = linked._core, let table = linked._table else {
+      // An unmanaged object given to `create` is copied into the Realm, not added: it stays
+      // unmanaged, as in RealmSwift. One object reached twice is one copy.
       let id = "unmanaged/\(ObjectIdentifier(linked).hashValue)"
-      if copies[id] == nil {
-        copies[id] = linked
-        detachLinks(of: linked, copies: &copies)
-      }
-      return nil
+      if let copy = copies[id] { return copy }
+      let copy = type(of: linked).init()
+      copies[id] = copy
+      copy._assign(linked)
+      detachLinks(of: copy, copies: &copies)
+      return copy
     }
     guard linked is EmbeddedObject || !linkedCore.sharesFile(with: core), !(linked is DynamicObject) else { return nil }
     let id = "\(ObjectIdentifier(linkedCore.file).hashValue)/\(table.name)/\(linked._key)"
