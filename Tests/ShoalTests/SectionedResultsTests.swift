@@ -95,4 +95,35 @@ struct SectionedResultsTests {
     #expect(modified == [[2, 0]])
     withExtendedLifetime(token) {}
   }
+
+  /// One section observed alone: index paths within it; commits to other sections are not
+  /// reported; a section that empties reports its elements deleted.
+  @Test func aSectionObservedAlone() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for name in ["ant", "bat", "bee", "cat"] { realm.add(Dog(value: ["name": name])) }
+    }
+    let sectioned = realm.objects(Dog.self).sectioned(sortDescriptors: [SortDescriptor(keyPath: "name")]) {
+      String($0.name.prefix(1))
+    }
+    var seen: [String] = []
+    let token = sectioned[1].observe { change in
+      switch change {
+      case .initial(let section): seen.append("initial \(section.key) \(section.count)")
+      case .update(let section, let deletions, let insertions, let modifications, _, _):
+        seen.append(
+          "\(section.count) del \(deletions.map { $0[1] }) ins \(insertions.map { $0[1] }) mod \(modifications.map { $0[1] })"
+        )
+      case .error: seen.append("error")
+      }
+    }
+    #expect(seen == ["initial b 2"])
+    try realm.write { realm.add(Dog(value: ["name": "bob"])) }
+    #expect(seen.last == "3 del [] ins [2] mod []")
+    try realm.write { realm.add(Dog(value: ["name": "cow"])) }  // another section
+    #expect(seen.count == 2)
+    try realm.write { realm.delete(realm.objects(Dog.self).filter("name BEGINSWITH 'b'")) }
+    #expect(seen.last == "0 del [0, 1, 2] ins [] mod []")
+    token.invalidate()
+  }
 }

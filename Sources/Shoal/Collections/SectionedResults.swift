@@ -185,6 +185,60 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
     return sectioned.first { $0.key == key }
   }
   public var description: String { "ResultsSection<\(Key.self), \(T.self)>(key: \(key), count: \(rows.count))" }
+
+  /// Calls `block` with the section as it is now, then after each commit that changes its
+  /// elements, with index paths within the section (section 0), on `queue` when given.
+  /// Commits that touch only other sections are not reported; when the section empties, its
+  /// elements are reported deleted.
+  ///
+  /// ```swift
+  /// let token = realm.objects(Dog.self).sectioned(by: \.firstLetter)[0].observe { change in
+  ///   if case .update(_, let deletions, let insertions, _, _, _) = change { print(deletions, insertions) }
+  /// }
+  /// ```
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (SectionedResultsChange<ResultsSection<Key, T>>) -> Void
+  ) -> NotificationToken {
+    let key = self.key
+    let keyBlock = self.keyBlock
+    var oldSection: (index: Int, count: Int)?
+    func section(of sectioned: SectionedResults<Key, T>) -> (ResultsSection<Key, T>, Int?) {
+      guard let index = sectioned.allKeys.firstIndex(of: key) else {
+        return (ResultsSection(key: key, results: sectioned.results, rows: [], keyBlock: keyBlock), nil)
+      }
+      return (sectioned[index], index)
+    }
+    return SectionedResults(results: results, keyBlock: keyBlock).observe(keyPaths: keyPaths, on: queue) { change in
+      switch change {
+      case .initial(let sectioned):
+        let (current, index) = section(of: sectioned)
+        oldSection = index.map { ($0, current.count) }
+        block(.initial(current))
+      case .update(let sectioned, let deletions, let insertions, let modifications, _, let sectionsToDelete):
+        let (current, index) = section(of: sectioned)
+        func within(_ paths: [IndexPath], _ section: Int?) -> [IndexPath] {
+          guard let section else { return [] }
+          return paths.filter { $0[0] == section }.map { IndexPath(indexes: [0, $0[1]]) }
+        }
+        var deleted = within(deletions, oldSection?.index)
+        // A deleted section's rows are implied by it: report them one by one here.
+        if let old = oldSection, sectionsToDelete.contains(old.index) {
+          deleted = (0..<old.count).map { IndexPath(indexes: [0, $0]) }
+        }
+        let inserted = within(insertions, index)
+        let modified = within(modifications, index)
+        oldSection = index.map { ($0, current.count) }
+        guard !deleted.isEmpty || !inserted.isEmpty || !modified.isEmpty else { return }
+        block(
+          .update(
+            current, deletions: deleted, insertions: inserted, modifications: modified, sectionsToInsert: [],
+            sectionsToDelete: []))
+      case .error(let error):
+        block(.error(error))
+      }
+    }
+  }
 }
 
 /// The changes to sectioned results (RealmSwift's `SectionedResultsChange`).
