@@ -108,6 +108,8 @@ final class RealmQueryContext: QueryContext {
 
   func queryArgument(_ argument: Any?) throws -> RowValue {
     guard let argument = unwrapOptional(argument), !(argument is NSNull) else { return .null }
+    // A custom persistable value is queried as the value it is stored as.
+    if let custom = argument as? any _CustomPersistable { return try queryArgument(custom._rlmPersistedAny) }
     if let object = argument as? ObjectBase {
       // An unmanaged object is in no Realm: as in RealmSwift, it equals nothing stored.
       guard object._core != nil, let table = object._table else { return RealmQueryContext.unmanagedObject }

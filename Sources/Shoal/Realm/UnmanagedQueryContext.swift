@@ -84,6 +84,8 @@ final class UnmanagedQueryContext: QueryContext {
 
   func queryArgument(_ argument: Any?) throws -> RowValue {
     guard let argument = unwrapOptional(argument), !(argument is NSNull) else { return .null }
+    // A custom persistable value is queried as the value it is stored as.
+    if let custom = argument as? any _CustomPersistable { return try queryArgument(custom._rlmPersistedAny) }
     if let mixed = argument as? AnyRealmValue, case .object(let object) = mixed { return try queryArgument(object) }
     if let object = argument as? ObjectBase {
       // A managed object is never among unmanaged ones.

@@ -1,0 +1,103 @@
+import Foundation
+
+/// What `CustomPersistable` and `FailableCustomPersistable` share: a type stored as another
+/// type Shoal supports, its `PersistedType` (RealmSwift's `_CustomPersistable`).
+public protocol _CustomPersistable: RealmCollectionValue {
+  /// The supported type the value is stored as: a primitive type or an `EmbeddedObject`.
+  associatedtype PersistedType: RealmCollectionValue
+  /// The value to store.
+  var persistableValue: PersistedType { get }
+  /// The value a stored one maps to; nil when it maps to none.
+  static func _rlmCustom(from persisted: PersistedType) -> Self?
+}
+
+/// A type stored as another type Shoal supports (RealmSwift's `CustomPersistable`), so that
+/// models can declare properties of it: `@Persisted var url: URL` once `URL` is mapped to a
+/// `String`.
+///
+/// ```swift
+/// struct Celsius: CustomPersistable, Hashable {
+///   typealias PersistedType = Double
+///   var degrees: Double
+///   init(persistedValue: Double) { degrees = persistedValue }
+///   var persistableValue: Double { degrees }
+/// }
+/// class Reading: Object {
+///   @Persisted var temperature: Celsius
+///   @Persisted var history: List<Celsius>
+/// }
+/// ```
+///
+/// Queries test the persisted value; a query argument may be of either type
+/// (`filter("temperature > %@", Celsius(persistedValue: 20))`).
+public protocol CustomPersistable: _CustomPersistable {
+  /// The value for a stored `persistedValue`.
+  init(persistedValue: PersistedType)
+}
+
+/// A type stored as another type Shoal supports, where not every stored value maps back to one
+/// (RealmSwift's `FailableCustomPersistable`): a stored value that does not reads as nil in an
+/// optional property and stops the process in a non-optional one, as RealmSwift does.
+///
+/// ```swift
+/// extension URL: FailableCustomPersistable {
+///   public typealias PersistedType = String
+///   public init?(persistedValue: String) { self.init(string: persistedValue) }
+///   public var persistableValue: String { absoluteString }
+/// }
+/// ```
+public protocol FailableCustomPersistable: _CustomPersistable {
+  /// The value for a stored `persistedValue`, or nil when there is none.
+  init?(persistedValue: PersistedType)
+}
+
+extension CustomPersistable {
+  public static func _rlmCustom(from persisted: PersistedType) -> Self? { Self(persistedValue: persisted) }
+}
+
+extension FailableCustomPersistable {
+  public static func _rlmCustom(from persisted: PersistedType) -> Self? { Self(persistedValue: persisted) }
+}
+
+extension _CustomPersistable {
+  /// Stored as the persisted type; one mapped to an embedded object is a link, so it may be
+  /// absent in the file (as a link property is).
+  public static var _rlmTypeInfo: _PersistedTypeInfo {
+    let info = PersistedType._rlmTypeInfo
+    return info.type == .object ? info.optional() : info
+  }
+
+  public static func _rlmDefaultValue() -> Self { converted(PersistedType._rlmDefaultValue()) }
+
+  public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
+    // No embedded object stored yet: the persisted type's default.
+    if value.value.isNull, PersistedType._rlmTypeInfo.type == .object { return _rlmDefaultValue() }
+    return converted(PersistedType._rlmFromStored(value, context))
+  }
+
+  public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
+    if value.value.isNull, PersistedType._rlmTypeInfo.type == .object { return nil }
+    return PersistedType._rlmFromStoredIfValid(value, context).flatMap(_rlmCustom(from:))
+  }
+
+  public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { persistableValue._rlmToStored(context) }
+
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { converted(PersistedType._rlmProbe(probe)) }
+
+  public static func _rlmFromAny(_ value: Any?) -> Self? {
+    if let value = value as? Self { return value }
+    return PersistedType._rlmFromAny(value).flatMap(_rlmCustom(from:))
+  }
+
+  /// The value for `persisted`; RealmSwift's failure when it maps to none.
+  static func converted(_ persisted: PersistedType) -> Self {
+    guard let value = _rlmCustom(from: persisted) else {
+      fatalError(
+        "Failed to convert persisted value '\(persisted)' to type '\(Self.self)' in a non-optional context.")
+    }
+    return value
+  }
+
+  /// The persisted value, as `Any`, for query arguments.
+  var _rlmPersistedAny: Any { persistableValue }
+}
