@@ -45,6 +45,7 @@ final class Reading: Object {
   @Persisted var byCity: Map<String, Celsius>
   @Persisted var site: WebAddress?
   @Persisted var location: Point
+  @Persisted var path: List<Point>
 }
 
 /// Types stored as another supported type (RealmSwift's `CustomPersistable`).
@@ -64,6 +65,7 @@ struct CustomPersistableTests {
     reading.byCity["Oslo"] = Celsius(persistedValue: -3)
     reading.site = WebAddress(persistedValue: "https://example.org")
     reading.location = Point(x: 1, y: 2)
+    reading.path.append(objectsIn: [Point(x: 0, y: 0), Point(x: 3, y: 4)])
     try realm.write { realm.add(reading) }
     let stored = try #require(realm.objects(Reading.self).first)
     #expect(stored.temperature.degrees == 21.5)
@@ -71,6 +73,10 @@ struct CustomPersistableTests {
     #expect(stored.byCity["Oslo"]?.degrees == -3)
     #expect(stored.site?.text == "https://example.org")
     #expect(stored.location == Point(x: 1, y: 2))
+    #expect(Array(stored.path) == [Point(x: 0, y: 0), Point(x: 3, y: 4)])
+    // An object that never set the property reads the persisted type's default.
+    try realm.write { realm.add(Reading()) }
+    #expect(realm.objects(Reading.self).last?.location == Point(x: 0, y: 0))
     // The schema holds the persisted type.
     #expect(realm.schema["Reading"]?["temperature"]?.type == .double)
     #expect(realm.schema["Reading"]?["location"]?.objectClassName == "PointObject")

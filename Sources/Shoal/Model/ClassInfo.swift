@@ -112,7 +112,7 @@ final class ClassInfo: Sendable {
     }
     for field in fields {
       let info = field.typeInfo
-      if info.type == .object, info.collection == .none, !info.isOptional {
+      if info.type == .object, info.collection == .none, !info.isOptional, !info.isMapped {
         errors.append("Object property '\(field.name)' must be marked as optional.")
       }
       if info.type == .object, info.collection == .list || info.collection == .set, info.isOptional {

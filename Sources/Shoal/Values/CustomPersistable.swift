@@ -60,11 +60,12 @@ extension FailableCustomPersistable {
 }
 
 extension _CustomPersistable {
-  /// Stored as the persisted type; one mapped to an embedded object is a link, so it may be
-  /// absent in the file (as a link property is).
+  /// Stored as the persisted type (one mapped to an embedded object is a link that is absent
+  /// until a value is set: it then reads as the persisted type's default).
   public static var _rlmTypeInfo: _PersistedTypeInfo {
-    let info = PersistedType._rlmTypeInfo
-    return info.type == .object ? info.optional() : info
+    var info = PersistedType._rlmTypeInfo
+    info.isMapped = true
+    return info
   }
 
   public static func _rlmDefaultValue() -> Self { converted(PersistedType._rlmDefaultValue()) }

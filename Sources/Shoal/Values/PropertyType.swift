@@ -73,6 +73,9 @@ public struct _PersistedTypeInfo: Sendable {
   let collection: PropertyCollection
   /// The linked class, for links, collections of objects and linking objects.
   let objectType: ObjectBase.Type?
+  /// Whether the type is a `CustomPersistable` stored as this: one stored as an embedded
+  /// object is a property of its own type, not an optional link.
+  var isMapped = false
 
   init(
     _ type: PropertyType, optional: Bool = false, collection: PropertyCollection = .none,
