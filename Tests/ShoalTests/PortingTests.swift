@@ -54,6 +54,15 @@ struct GenericPortingTests {
 
   func frozenCount<C: RealmCollection>(_ collection: C) -> Int { collection.freeze().count }
 
+  /// Generic code with the defaults, and with Swift key paths.
+  func observeWithDefaults<C: RealmCollection>(_ collection: C, _ seen: @escaping (Int) -> Void) -> [NotificationToken]
+  where C.Element == Dog {
+    [
+      collection.observe { if case .initial(let c) = $0 { seen(c.count) } },
+      collection.observe(keyPaths: [\Dog.name]) { if case .initial(let c) = $0 { seen(c.count) } },
+    ]
+  }
+
   @Test func collectionsAreObservableAndThreadConfinedInGenericCode() throws {
     let realm = try Realm(configuration: memoryConfiguration())
     let owner = Person(id: 1, name: "o", age: 1)
@@ -63,6 +72,10 @@ struct GenericPortingTests {
     try realm.write { owner.dogs.append(Dog(value: ["name": "Rex"])) }
     #expect(counts == [0, 1])
     #expect(frozenCount(realm.objects(Person.self)) == 1)
+    var defaults: [Int] = []
+    let tokens = observeWithDefaults(owner.dogs) { defaults.append($0) }
+    #expect(defaults == [1, 1])
+    tokens.forEach { $0.invalidate() }
     token.invalidate()
   }
 

@@ -54,6 +54,26 @@ where Index == Int, Element: RealmCollectionValue, Iterator == RLMIterator<Eleme
   func thaw() -> Self?
 }
 
+extension RealmCollection {
+  /// `observe(keyPaths:on:_:)` with its defaults, for code generic over collections.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<Self>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: keyPaths, on: queue, block)
+  }
+}
+
+extension RealmCollection where Element: ObjectBase {
+  /// `observe` with the key paths given as Swift key paths of the elements, for code generic
+  /// over collections.
+  public func observe(
+    keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<Self>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+}
+
 extension Results: RealmCollection {}
 extension List: RealmCollection {}
 extension MutableSet: RealmCollection {}
