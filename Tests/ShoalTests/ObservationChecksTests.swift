@@ -92,3 +92,34 @@ struct BacklinkKeyPathTests {
     token.invalidate()
   }
 }
+
+@Suite("Notifications: what keeps a Realm open")
+struct TokenLifetimeTests {
+  /// The token keeps the observed Realm open until it is invalidated or released, and no
+  /// longer: the file can then be deleted (a file later created at that path is a new one).
+  @Test func anInvalidatedTokenLetsTheRealmClose() throws {
+    let config = fileConfiguration()
+    #expect(
+      Thread.detachAndWait {
+        let realm = try Realm(configuration: config)
+        let token = realm.objects(Counter.self).observe { _ in }
+        try realm.write { realm.add(Counter(value: ["a", 1])) }
+        token.invalidate()
+      })
+    #expect(try Realm.deleteFiles(for: config))
+  }
+
+  @Test func aLiveTokenKeepsTheRealmOpen() throws {
+    let config = fileConfiguration()
+    let kept = Inbox<TokenBox>()
+    #expect(
+      Thread.detachAndWait {
+        let realm = try Realm(configuration: config)
+        kept.put(TokenBox(realm.objects(Counter.self).observe { _ in }))
+      })
+    let token = try #require(kept.next())
+    #expect(throws: Realm.Error.self) { try Realm.deleteFiles(for: config) }
+    token.token.invalidate()
+    #expect(try Realm.deleteFiles(for: config))
+  }
+}

@@ -9,12 +9,28 @@ public final class NotificationToken: Sendable {
   /// Commits made with `write(withoutNotifying:)` naming this token, not yet passed by the
   /// Realm that delivers its notifications (which may live on another thread, queue or actor).
   private let suppressed = Mutex<[SuppressedCommit]>([])
+  /// The Realm that delivers the notifications: the token keeps it open until it is
+  /// invalidated or released, as RealmSwift's does, and no longer.
+  private let deliverer = Mutex<KeptAlive?>(nil)
 
   init() {}
 
-  /// Stops the notifications; safe from any thread, and more than once.
+  /// Keeps `objects` (the observation and the Realm delivering it) alive while the token is.
+  func keepAlive(_ objects: [AnyObject]) {
+    guard !isInvalidated else { return }
+    let kept = KeptAlive(objects)
+    deliverer.withLock { $0 = kept }
+  }
+
+  /// Stops the notifications; safe from any thread, and more than once. The Realm delivering
+  /// them is no longer kept open by the token.
   public func invalidate() {
     cancelled.store(true, ordering: .releasing)
+    let realm = deliverer.withLock { held -> KeptAlive? in
+      defer { held = nil }
+      return held
+    }
+    _ = realm  // released here, outside the lock
     for commit in suppressed.withLock({ pending -> [SuppressedCommit] in
       defer { pending = [] }
       return pending
@@ -43,6 +59,12 @@ public final class NotificationToken: Sendable {
     for commit in stale { commit.close() }
     return taken.sorted { $0.after.version < $1.after.version }
   }
+}
+
+/// A reference that only keeps an object alive.
+final class KeptAlive: @unchecked Sendable {  // safe: never dereferenced, only held and released
+  private let objects: [AnyObject]
+  init(_ objects: [AnyObject]) { self.objects = objects }
 }
 
 /// A commit some observers are not to hear of: the versions just before and just after it,

@@ -465,6 +465,12 @@ final class MapObserver<Key: _MapKey, Value: RealmCollectionValue>: RealmObserve
   }
 }
 
+/// A registered observation, held weakly by its Realm.
+final class WeakObserver {
+  weak var observer: (any RealmObserver)?
+  init(_ observer: any RealmObserver) { self.observer = observer }
+}
+
 /// Keeps a Realm alive for the listener thread to schedule work on its own queue.
 final class CoreBox: @unchecked Sendable {  // safe: `core` is only dereferenced on its own queue or actor
   let core: RealmCore
@@ -501,6 +507,8 @@ extension RealmCore {
 
   func addObserver(_ observer: any RealmObserver) {
     if isFrozen { fatalError("Frozen Realms do not change and do not have change notifications.") }
+    // The token owns the observation and keeps this Realm alive while it observes.
+    observer.token?.keepAlive([observer, self])
     // Observed from inside a running run loop on a thread other than the main one: deliver
     // through that run loop from now on, as RealmSwift does.
     if case .currentThread = deliveryMode, !Thread.isMainThread, RunLoop.current.currentMode != nil {
@@ -508,7 +516,7 @@ extension RealmCore {
       wakeToken?.invalidate()
       wakeToken = nil
     }
-    observers.append(observer)
+    observerReferences.append(WeakObserver(observer))
     updateWakeToken()
   }
 
@@ -535,7 +543,8 @@ extension RealmCore {
     wakeToken = nil
     wakeTokenIsStrong = strong
     let weak = WeakCoreBox(self)
-    let held = strong ? CoreBox(self) : nil
+    // Observers' tokens keep the Realm alive (see `NotificationToken.keepAlive`).
+    let held: CoreBox? = nil
     switch deliveryMode {
     case .queue(let queue):
       wakeToken = store.addChangeListener { _, _ in queue.async { (held?.core ?? weak.core)?.wake() } }
@@ -566,8 +575,11 @@ extension RealmCore {
   }
 
   func pruneObservers() {
-    observers.removeAll { $0.token == nil || $0.token?.isInvalidated == true }
-    if observers.isEmpty { updateWakeToken() }
+    observerReferences.removeAll { reference in
+      guard let observer = reference.observer, let token = observer.token else { return true }
+      return token.isInvalidated
+    }
+    if observerReferences.isEmpty { updateWakeToken() }
   }
 
   /// Tells every observer what changed between `old` and `new`.

@@ -19,7 +19,10 @@ final class RealmCore {
     }
   }
   /// Observers registered on this Realm (see `Notifications/`).
-  var observers: [any RealmObserver] = []
+  /// The registered observations, held weakly: each is owned by its token (see
+  /// `NotificationToken.keepAlive`), so an invalidated or released token ends it at once.
+  var observerReferences: [WeakObserver] = []
+  var observers: [any RealmObserver] { observerReferences.compactMap(\.observer) }
   /// Where notifications are delivered.
   var deliveryMode: DeliveryMode = .currentThread
   /// Wakes this Realm when another thread or process commits (main-thread, queue and actor
