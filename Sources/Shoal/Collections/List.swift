@@ -384,12 +384,7 @@ extension List: _Persistable {
     _StoredValue(.list(map { $0._rlmToStored(context).value }))
   }
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> List {
-    // Frozen objects are read from several threads at once: they keep no cache.
-    if object._core?.isFrozen == true { return List(parent: object, index: index) }
-    if let cached = object._cachedCollection(index) as? List { return cached }
-    let collection = List(parent: object, index: index)
-    object._cacheCollection(collection, at: index)
-    return collection
+    object._collection(at: index) { List(parent: object, index: index) }
   }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
     if value.parent === object, value.propertyIndex == index { return }

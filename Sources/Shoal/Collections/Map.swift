@@ -282,12 +282,7 @@ extension Map: _Persistable {
         }))
   }
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Map {
-    // Frozen objects are read from several threads at once: they keep no cache.
-    if object._core?.isFrozen == true { return Map(parent: object, index: index) }
-    if let cached = object._cachedCollection(index) as? Map { return cached }
-    let collection = Map(parent: object, index: index)
-    object._cacheCollection(collection, at: index)
-    return collection
+    object._collection(at: index) { Map(parent: object, index: index) }
   }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Map) {
     if value.parent === object, value.propertyIndex == index { return }

@@ -204,12 +204,7 @@ extension MutableSet: _Persistable {
     return _StoredValue(.list(items))
   }
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> MutableSet {
-    // Frozen objects are read from several threads at once: they keep no cache.
-    if object._core?.isFrozen == true { return MutableSet(parent: object, index: index) }
-    if let cached = object._cachedCollection(index) as? MutableSet { return cached }
-    let collection = MutableSet(parent: object, index: index)
-    object._cacheCollection(collection, at: index)
-    return collection
+    object._collection(at: index) { MutableSet(parent: object, index: index) }
   }
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: MutableSet) {
     if value.parent === object, value.propertyIndex == index { return }

@@ -38,6 +38,17 @@ open class ObjectBase: CustomStringConvertible {
     return nil
   }
 
+  /// The collection instance of property `index` of this managed object: the one still in
+  /// use, or a new one `make` gives (kept for next time; frozen objects, read from several
+  /// threads at once, keep none).
+  func _collection<C: AnyObject>(at index: Int, make: () -> C) -> C {
+    if _core?.isFrozen == true { return make() }
+    if let cached = _cachedCollection(index) as? C { return cached }
+    let collection = make()
+    _cacheCollection(collection, at: index)
+    return collection
+  }
+
   /// Remembers `collection` as the instance of property `index`.
   func _cacheCollection(_ collection: AnyObject, at index: Int) {
     _collections.removeAll { $0.index == index || $0.collection.value == nil }

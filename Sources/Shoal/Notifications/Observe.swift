@@ -18,15 +18,7 @@ extension Realm {
     -> Result
   {
     try core.beginWrite()
-    let result: Result
-    do {
-      result = try block()
-    } catch {
-      if isInWriteTransaction { cancelWrite() }
-      throw error
-    }
-    if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
-    return result
+    return try finishWrite(block) { try commitWrite(withoutNotifying: tokens) }
   }
 
   /// Commits the write transaction; the given tokens' observers do not hear of it.

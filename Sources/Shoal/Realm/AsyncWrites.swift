@@ -102,14 +102,6 @@ extension Realm {
     let writes = core.asyncWrites
     writes.running += 1
     defer { writes.running -= 1 }
-    let result: Result
-    do {
-      result = try block()
-    } catch {
-      if isInWriteTransaction { cancelWrite() }
-      throw error
-    }
-    if isInWriteTransaction { try commitWrite() }
-    return result
+    return try finishWrite(block) { try commitWrite() }
   }
 }

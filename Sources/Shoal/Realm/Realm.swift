@@ -73,6 +73,13 @@ public struct Realm {
   @discardableResult
   public func write<Result>(_ block: () throws -> Result) throws -> Result {
     try core.beginWrite()
+    return try finishWrite(block) { try commitWrite() }
+  }
+
+  /// Runs `block` in the write transaction begun for it and ends the transaction: cancelled
+  /// if `block` throws (the error is rethrown), else committed by `commit` unless `block`
+  /// ended it itself.
+  func finishWrite<Result>(_ block: () throws -> Result, commit: () throws -> Void) throws -> Result {
     let result: Result
     do {
       result = try block()
@@ -80,7 +87,7 @@ public struct Realm {
       if isInWriteTransaction { cancelWrite() }
       throw error
     }
-    if isInWriteTransaction { try commitWrite() }
+    if isInWriteTransaction { try commit() }
     return result
   }
 
@@ -255,16 +262,15 @@ public struct Realm {
     guard let linkedCore = linked._core, let table = linked._table else {
       // An unmanaged object given to `create` is copied into the Realm, not added: it stays
       // unmanaged, as in RealmSwift. One object reached twice is one copy.
-      let id = "unmanaged/\(ObjectIdentifier(linked).hashValue)"
-      if let copy = copies[id] { return copy }
-      let copy = type(of: linked).init()
-      copies[id] = copy
-      copy._assign(linked)
-      detachLinks(of: copy, copies: &copies)
-      return copy
+      return copy(of: linked, id: "unmanaged/\(ObjectIdentifier(linked).hashValue)", copies: &copies)
     }
     guard linked is EmbeddedObject || !linkedCore.sharesFile(with: core), !(linked is DynamicObject) else { return nil }
-    let id = "\(ObjectIdentifier(linkedCore.file).hashValue)/\(table.name)/\(linked._key)"
+    return copy(
+      of: linked, id: "\(ObjectIdentifier(linkedCore.file).hashValue)/\(table.name)/\(linked._key)", copies: &copies)
+  }
+
+  /// The unmanaged copy of `linked` (made once per `id`), its own links detached in turn.
+  private func copy(of linked: ObjectBase, id: String, copies: inout [String: ObjectBase]) -> ObjectBase {
     if let copy = copies[id] { return copy }
     let copy = type(of: linked).init()
     copies[id] = copy
