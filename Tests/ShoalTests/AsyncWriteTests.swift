@@ -1,8 +1,9 @@
 import Dispatch
 import Foundation
-import Shoal
 import Synchronization
 import Testing
+
+@testable import Shoal
 
 /// An actor of its own for a Realm, as RealmSwift's tests use a custom global actor.
 actor WriterActor {
@@ -66,7 +67,9 @@ struct AsyncWriteCancellationTests {
       try await realm.asyncWrite { ran.withLock { $0 = true } }
     }
     started.wait()
-    try await Task.sleep(for: .milliseconds(50))
+    // Cancel once the write waits for the lock (bounded: the test fails rather than hang).
+    let store = try Realm(configuration: config).core.store
+    #expect(await waitUntil { store.asyncWritesWaiting == 1 })
     task.cancel()
     await #expect(throws: CancellationError.self) { try await task.value }
     #expect(!ran.withLock { $0 })
@@ -83,7 +86,8 @@ struct AsyncWriteCancellationTests {
     try await actor.open(config)
     let holder = LockHolder(config)
     let write = Task { try await actor.write("queued") }
-    try await Task.sleep(for: .milliseconds(50))
+    let store = try Realm(configuration: config).core.store
+    #expect(await waitUntil { store.asyncWritesWaiting == 1 })
     // The actor answers while its write waits for the lock.
     #expect(await actor.ping())
     holder.letGo()
@@ -132,4 +136,14 @@ struct AsyncWriteCancellationTests {
     }
     #expect(stderrText(write).contains("asyncWrite() can only be called on main thread or actor-isolated Realms"))
   }
+}
+
+/// Whether `condition` holds within `seconds`, checked between yields of the task.
+func waitUntil(seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+  let deadline = Date(timeIntervalSinceNow: seconds)
+  while !condition() {
+    if Date() > deadline { return false }
+    await Task.yield()
+  }
+  return true
 }

@@ -49,7 +49,7 @@ struct RunLoopDeliveryTests {
     }
     #expect(otherCommitted.wait(timeout: .now() + 30) == .success)
     let deadline = Date(timeIntervalSinceNow: 30)
-    while Date() < deadline, !log.events.contains("update 2 [1]") { usleep(10_000) }
+    while Date() < deadline, !log.events.contains("update 2 [1]") { _ = log.waitForNext(until: deadline) }
     stop.store(true, ordering: .releasing)
     #expect(finished.wait(timeout: .now() + 30) == .success)
     let seen = log.events
@@ -63,6 +63,14 @@ struct RunLoopDeliveryTests {
 /// Events noted from several threads, in order.
 final class EventLog: Sendable {
   private let storage = Mutex<[String]>([])
+  private let noted = DispatchSemaphore(value: 0)
   var events: [String] { storage.withLock { $0 } }
-  @Sendable func note(_ event: String) { storage.withLock { $0.append(event) } }
+  @Sendable func note(_ event: String) {
+    storage.withLock { $0.append(event) }
+    noted.signal()
+  }
+  /// Waits for the next event, or until `deadline`.
+  func waitForNext(until deadline: Date) -> Bool {
+    noted.wait(timeout: .now() + max(0, deadline.timeIntervalSinceNow)) == .success
+  }
 }

@@ -26,7 +26,9 @@ extension Store {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<WriteTransaction, any Error>) in
         guard wait.start(continuation) else { return }
         Thread.detachNewThread { [self] in
+          asyncWriteWaiters.wrappingAdd(1, ordering: .relaxed)
           let result = Result { try beginWrite() }
+          asyncWriteWaiters.wrappingSubtract(1, ordering: .relaxed)
           if case .success = result { forgetWriterThread() }
           wait.finish(result)
         }
@@ -35,6 +37,10 @@ extension Store {
       wait.cancel()
     }
   }
+
+  /// How many async writes of this process wait for the writer lock now (see
+  /// `beginWriteAsync()`): a diagnostic, and what tests wait for instead of sleeping.
+  public var asyncWritesWaiting: Int { asyncWriteWaiters.load(ordering: .relaxed) }
 
   /// Begins the write transaction if no other thread or process holds the writer lock; nil
   /// (at once, without waiting) when one does.

@@ -45,6 +45,8 @@ public final class Store: Sendable {
 
   private let state = Mutex(State())
   private let writerGate = DispatchSemaphore(value: 1)
+  /// Async writes of this process whose helper thread waits for the writer lock.
+  let asyncWriteWaiters = Atomic<Int>(0)
   private let writerThread = Mutex<pthread_t?>(nil)
   private let listeners: ChangeListeners
 
