@@ -190,7 +190,6 @@ private func aconfDescribe<C: Collection>(_ change: SectionedResultsChange<C>) -
   case .update(let sections, let deletions, let insertions, let modifications, let inserted, let deleted):
     return "update \(sections.count) del \(paths(deletions)) ins \(paths(insertions)) mod \(paths(modifications)) "
       + "+s \(Array(inserted)) -s \(Array(deleted))"
-  case .error(let error): return "error \(error)"
   }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// keys first appear. Lazy and live: the sections are recomputed when the Realm's version
 /// changes.
 public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: RealmCollectionValue>:
-  RandomAccessCollection, CustomStringConvertible
+  RandomAccessCollection, CustomStringConvertible, Equatable
 {
   let results: Results<SectionElement>
   let keyBlock: (SectionElement) -> Key
@@ -52,6 +52,12 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
   }
   /// The element at an index path (section, item).
   public subscript(indexPath: IndexPath) -> SectionElement { self[indexPath[0]][indexPath[1]] }
+  /// An iterator over the sections.
+  public func makeIterator() -> SectionedResultsIterator<Key, SectionElement> { SectionedResultsIterator(self) }
+  /// Whether both are the same sectioning of the same results.
+  public static func == (lhs: SectionedResults, rhs: SectionedResults) -> Bool {
+    lhs.results == rhs.results && lhs.allKeys == rhs.allKeys
+  }
   /// The Realm of the results.
   public var realm: Realm? { results.realm }
   /// Whether the results can no longer be accessed.
@@ -88,7 +94,8 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
         block(sectioned.changes(from: last ?? [], to: now, modifiedRows: Set(modifications)))
         last = now
       case .error(let error):
-        block(.error(error))
+        // RealmSwift's sectioned results have no error case: the failure is logged.
+        Logger.shared.log(level: .error, message: "Sectioned results could not be observed: \(error)")
       }
     }
   }
@@ -153,7 +160,7 @@ final class SectionCache<Key> {
 
 /// One section of `SectionedResults` (RealmSwift's `ResultsSection`).
 public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionValue>: RandomAccessCollection,
-  Identifiable, CustomStringConvertible
+  Identifiable, CustomStringConvertible, Equatable
 {
   /// The section's key.
   public let key: Key
@@ -167,6 +174,12 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   public var endIndex: Int { rows.count }
   /// The element at `position` within the section.
   public subscript(position: Int) -> T { results[rows[position]] }
+  /// An iterator over the section's elements.
+  public func makeIterator() -> SectionIterator<T> { SectionIterator(Array(self)) }
+  /// Whether both are the section with the same key of the same results.
+  public static func == (lhs: ResultsSection, rhs: ResultsSection) -> Bool {
+    lhs.key == rhs.key && lhs.results == rhs.results && lhs.rows == rhs.rows
+  }
   /// The Realm of the section's results.
   public var realm: Realm? { results.realm }
   /// Whether the results can no longer be accessed.
@@ -234,8 +247,6 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
           .update(
             current, deletions: deleted, insertions: inserted, modifications: modified, sectionsToInsert: [],
             sectionsToDelete: []))
-      case .error(let error):
-        block(.error(error))
       }
     }
   }
@@ -251,8 +262,6 @@ public enum SectionedResultsChange<Collection> {
   case update(
     Collection, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
     sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
-  /// The results could not be observed.
-  case error(Error)
 }
 
 extension Results {
@@ -313,3 +322,81 @@ extension RealmCollection {
     sorted(by: sortDescriptors).sectioned(sortDescriptors: sortDescriptors, keyBlock)
   }
 }
+
+/// An iterator over the sections of `SectionedResults` (RealmSwift's
+/// `SectionedResultsIterator`); the sections are those of the version it starts at.
+public struct SectionedResultsIterator<Key: _Persistable & Hashable, Element: RealmCollectionValue>: IteratorProtocol {
+  private let sections: [ResultsSection<Key, Element>]
+  private var position = 0
+
+  init(_ sectioned: SectionedResults<Key, Element>) {
+    sections = sectioned.indices.map { sectioned[$0] }
+  }
+
+  /// The next section, or nil after the last.
+  public mutating func next() -> ResultsSection<Key, Element>? {
+    guard position < sections.count else { return nil }
+    defer { position += 1 }
+    return sections[position]
+  }
+}
+
+/// An iterator over the elements of a `ResultsSection` (RealmSwift's `SectionIterator`): a
+/// snapshot taken when iteration starts.
+public struct SectionIterator<Element: RealmCollectionValue>: IteratorProtocol {
+  private var elements: IndexingIterator<[Element]>
+
+  init(_ elements: [Element]) { self.elements = elements.makeIterator() }
+
+  /// The next element, or nil after the last.
+  public mutating func next() -> Element? { elements.next() }
+}
+
+/// RealmSwift's name for `SectionedResultsIterator`.
+public typealias RLMSectionedResultsIterator = SectionedResultsIterator
+/// RealmSwift's name for `SectionIterator`.
+public typealias RLMSectionIterator = SectionIterator
+/// RealmSwift's other name for `SectionedResultsChange`.
+public typealias RealmSectionedResultsChange = SectionedResultsChange
+
+extension RealmCollection {
+  /// The values sorted (ascending or descending) and divided into sections by `block`'s
+  /// value: for collections of values, as RealmSwift's.
+  ///
+  /// ```swift
+  /// let byInitial = person.tags.sectioned(by: { String($0.prefix(1)) })
+  /// ```
+  public func sectioned<Key: _Persistable & Hashable>(by block: @escaping ((Element) -> Key), ascending: Bool = true)
+    -> SectionedResults<Key, Element>
+  {
+    sectioned(sortDescriptors: [SortDescriptor(keyPath: "self", ascending: ascending)], block)
+  }
+}
+
+extension RealmCollection where Element: ObjectBase {
+  /// The objects sorted by `sortDescriptors` and divided into sections by `block`'s value (the
+  /// primary sort descriptor should decide the section).
+  public func sectioned<Key: _Persistable & Hashable>(
+    by block: @escaping ((Element) -> Key), sortDescriptors: [SortDescriptor]
+  ) -> SectionedResults<Key, Element> {
+    sectioned(sortDescriptors: sortDescriptors, block)
+  }
+}
+
+#if !canImport(UIKit)
+  extension IndexPath {
+    /// An index path of an item in a section, as UIKit and AppKit declare it (Linux's
+    /// Foundation does not), for `SectionedResults` subscripts and changes.
+    public init(item: Int, section: Int) { self.init(indexes: [section, item]) }
+    /// The section (the first index).
+    public var section: Int {
+      get { self[0] }
+      set { self[0] = newValue }
+    }
+    /// The item within the section (the second index).
+    public var item: Int {
+      get { self[1] }
+      set { self[1] = newValue }
+    }
+  }
+#endif
