@@ -39,13 +39,13 @@ where Index == Int, Element: RealmCollectionValue, Iterator == RLMIterator<Eleme
   /// The elements with distinct values of the key paths.
   func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String
   /// The smallest value of a property.
-  func min<T: MinMaxType>(ofProperty property: String) -> T?
+  func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType
   /// The largest value of a property.
-  func max<T: MinMaxType>(ofProperty property: String) -> T?
+  func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType
   /// The sum of a property.
-  func sum<T: AddableType>(ofProperty property: String) -> T
+  func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType
   /// The average of a property.
-  func average<T: AddableType>(ofProperty property: String) -> T?
+  func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType
   /// Whether the collection belongs to a frozen Realm.
   var isFrozen: Bool { get }
   /// A frozen (immutable, thread-safe) snapshot of the collection.
@@ -141,10 +141,18 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
   public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
     base.distinct(by: Array(keyPaths))
   }
-  public func min<T: MinMaxType>(ofProperty property: String) -> T? { base.min(ofProperty: property) }
-  public func max<T: MinMaxType>(ofProperty property: String) -> T? { base.max(ofProperty: property) }
-  public func sum<T: AddableType>(ofProperty property: String) -> T { base.sum(ofProperty: property) }
-  public func average<T: AddableType>(ofProperty property: String) -> T? { base.average(ofProperty: property) }
+  public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+    base.min(ofProperty: property)
+  }
+  public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+    base.max(ofProperty: property)
+  }
+  public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+    base.sum(ofProperty: property)
+  }
+  public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
+    base.average(ofProperty: property)
+  }
 
   /// True when both wrap equal collections of the same kind.
   public static func == (lhs: AnyRealmCollection, rhs: AnyRealmCollection) -> Bool {
@@ -161,27 +169,27 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
 extension Query where T: RealmCollectionValue {
   /// The query a collection's `where` closure starts from: the element itself (`self`) for
   /// values, nothing for objects (whose properties the closure names).
-  static var root: Query<T> { Query<T>(expression: T._rlmTypeInfo.objectType == nil ? "self" : "") }
+  static var root: Query<T> { Query<T>(isPrimitive: T._rlmTypeInfo.objectType == nil) }
 }
 
 /// Collections whose elements have no position of their own (`MutableSet`).
 protocol UnorderedRealmCollection {}
 
-extension RealmCollection where Element: MinMaxType {
+extension RealmCollection where Element.PersistedType: MinMaxType {
   /// The smallest element (collections of values).
   public func min() -> Element? { min(ofProperty: "self") }
   /// The largest element (collections of values).
   public func max() -> Element? { max(ofProperty: "self") }
 }
 
-extension RealmCollection where Element: AddableType {
+extension RealmCollection where Element.PersistedType: AddableType {
   /// The sum of the elements (collections of values).
   public func sum() -> Element { sum(ofProperty: "self") }
   /// The average of the elements (collections of values).
-  public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
+  public func average<T: _HasPersistedType>() -> T? where T.PersistedType: AddableType { average(ofProperty: "self") }
 }
 
-extension RealmCollection where Element: SortableType {
+extension RealmCollection where Element.PersistedType: SortableType {
   /// The values sorted (collections of values).
   public func sorted(ascending: Bool = true) -> Results<Element> { sorted(byKeyPath: "self", ascending: ascending) }
 }
@@ -214,8 +222,8 @@ extension RealmCollection {
 
   /// The position of the first element matching a type-safe query, or nil.
   public func index(matching isIncluded: (Query<Element>) -> Query<Bool>) -> Int? {
-    let query = isIncluded(Query<Element>.root)
-    return _index(matching: query.predicate, arguments: query.arguments)
+    let (predicate, arguments) = isIncluded(Query<Element>.root)._constructPredicate()
+    return _index(matching: predicate, arguments: arguments)
   }
 
   /// An array of the value of `key` of every element (`NSNull` for nil).
@@ -225,22 +233,22 @@ extension RealmCollection {
 extension RealmCollection where Element: ObjectBase {
 
   /// The smallest value of the property at `keyPath`, or nil when there are no elements.
-  public func min<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? {
+  public func min<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
     min(ofProperty: _KeyPathProbe.name(of: keyPath))
   }
 
   /// The largest value of the property at `keyPath`, or nil when there are no elements.
-  public func max<T: MinMaxType>(of keyPath: KeyPath<Element, T>) -> T? {
+  public func max<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: MinMaxType {
     max(ofProperty: _KeyPathProbe.name(of: keyPath))
   }
 
   /// The sum of the property at `keyPath` (0 when there are no elements).
-  public func sum<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T {
+  public func sum<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T where T.PersistedType: AddableType {
     sum(ofProperty: _KeyPathProbe.name(of: keyPath))
   }
 
   /// The average of the property at `keyPath`, or nil when there are no elements.
-  public func average<T: AddableType>(of keyPath: KeyPath<Element, T>) -> T? {
+  public func average<T: _HasPersistedType>(of keyPath: KeyPath<Element, T>) -> T? where T.PersistedType: AddableType {
     average(ofProperty: _KeyPathProbe.name(of: keyPath))
   }
 
@@ -255,7 +263,7 @@ extension RealmCollection where Element: ObjectBase {
   }
 }
 
-extension RealmCollection where Element: SortableType {
+extension RealmCollection where Element.PersistedType: SortableType {
   /// The distinct values (collections of values).
   public func distinct() -> Results<Element> { distinct(by: ["self"]) }
 }
@@ -335,13 +343,21 @@ extension _ResultsBacked {
     queryableResults.distinct(by: keyPaths)
   }
   /// The minimum of a property over the elements.
-  public func min<T: MinMaxType>(ofProperty property: String) -> T? { _results.min(ofProperty: property) }
+  public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+    _results.min(ofProperty: property)
+  }
   /// The maximum of a property over the elements.
-  public func max<T: MinMaxType>(ofProperty property: String) -> T? { _results.max(ofProperty: property) }
+  public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+    _results.max(ofProperty: property)
+  }
   /// The sum of a property over the elements.
-  public func sum<T: AddableType>(ofProperty property: String) -> T { _results.sum(ofProperty: property) }
+  public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+    _results.sum(ofProperty: property)
+  }
   /// The average of a property over the elements.
-  public func average<T: AddableType>(ofProperty property: String) -> T? { _results.average(ofProperty: property) }
+  public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
+    _results.average(ofProperty: property)
+  }
 }
 
 extension _ResultsBacked where Self: RealmCollection {

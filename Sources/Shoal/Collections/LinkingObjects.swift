@@ -111,6 +111,8 @@ enum CoreLinks {
 }
 
 extension LinkingObjects: _Persistable {
+  /// A collection is stored as itself.
+  public typealias PersistedType = LinkingObjects
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     _PersistedTypeInfo(.linkingObjects, collection: .linkingObjects, objectType: Element.self)
   }

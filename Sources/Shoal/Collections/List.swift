@@ -368,6 +368,8 @@ func value(of element: Any, _ key: String) -> Any {
 }
 
 extension List: _Persistable {
+  /// A collection is stored as itself.
+  public typealias PersistedType = List
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     let info = Element._rlmTypeInfo
     return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .list, objectType: info.objectType)

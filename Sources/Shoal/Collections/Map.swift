@@ -198,13 +198,21 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   }
 
   /// The minimum of a property over the values.
-  public func min<T: MinMaxType>(ofProperty property: String) -> T? { results().min(ofProperty: property) }
+  public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+    results().min(ofProperty: property)
+  }
   /// The maximum of a property over the values.
-  public func max<T: MinMaxType>(ofProperty property: String) -> T? { results().max(ofProperty: property) }
+  public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
+    results().max(ofProperty: property)
+  }
   /// The sum of a property over the values.
-  public func sum<T: AddableType>(ofProperty property: String) -> T { results().sum(ofProperty: property) }
+  public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
+    results().sum(ofProperty: property)
+  }
   /// The average of a property over the values.
-  public func average<T: AddableType>(ofProperty property: String) -> T? { results().average(ofProperty: property) }
+  public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
+    results().average(ofProperty: property)
+  }
 
   func results() -> Results<Value> {
     if let parent, let core = parent._core, let table = parent._table {
@@ -261,6 +269,8 @@ public struct MapIndex: Hashable, Sendable {
 }
 
 extension Map: _Persistable {
+  /// A collection is stored as itself.
+  public typealias PersistedType = Map
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     let info = Value._rlmTypeInfo
     return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .map, objectType: info.objectType)
@@ -386,13 +396,13 @@ public protocol RealmKeyedCollection: Sequence, CustomStringConvertible {
   /// Every value.
   var values: [Value] { get }
   /// The smallest value of a property of the values.
-  func min<T: MinMaxType>(ofProperty property: String) -> T?
+  func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType
   /// The largest value of a property of the values.
-  func max<T: MinMaxType>(ofProperty property: String) -> T?
+  func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType
   /// The sum of a property of the values.
-  func sum<T: AddableType>(ofProperty property: String) -> T
+  func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType
   /// The average of a property of the values.
-  func average<T: AddableType>(ofProperty property: String) -> T?
+  func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType
   /// Whether the collection belongs to a frozen Realm.
   var isFrozen: Bool { get }
   /// A frozen snapshot of the collection.
@@ -403,18 +413,18 @@ public protocol RealmKeyedCollection: Sequence, CustomStringConvertible {
 
 extension Map: RealmKeyedCollection {}
 
-extension RealmKeyedCollection where Value: MinMaxType {
+extension RealmKeyedCollection where Value.PersistedType: MinMaxType {
   /// The smallest value, or nil when there are none.
   public func min() -> Value? { min(ofProperty: "self") }
   /// The largest value, or nil when there are none.
   public func max() -> Value? { max(ofProperty: "self") }
 }
 
-extension RealmKeyedCollection where Value: AddableType {
+extension RealmKeyedCollection where Value.PersistedType: AddableType {
   /// The sum of the values (zero when there are none).
   public func sum() -> Value { sum(ofProperty: "self") }
   /// The average of the values, or nil when there are none.
-  public func average<T: AddableType>() -> T? { average(ofProperty: "self") }
+  public func average<T: _HasPersistedType>() -> T? where T.PersistedType: AddableType { average(ofProperty: "self") }
 }
 
 extension Map: _ManagedPromotable {

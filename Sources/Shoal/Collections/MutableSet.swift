@@ -183,6 +183,8 @@ extension MutableSet: UnmanagedQueryFails, UnorderedRealmCollection {
 }
 
 extension MutableSet: _Persistable {
+  /// A collection is stored as itself.
+  public typealias PersistedType = MutableSet
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     let info = Element._rlmTypeInfo
     return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .set, objectType: info.objectType)

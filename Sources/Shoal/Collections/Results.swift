@@ -596,8 +596,8 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   /// The elements matching a type-safe query: `results.where { $0.age > 21 && $0.name.starts(with: "A") }`.
   public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
-    let query = isIncluded(Query<Element>.root)
-    return filter(query.predicate, argumentList: query.arguments)
+    let (predicate, arguments) = isIncluded(Query<Element>.root)._constructPredicate()
+    return filter(predicate, argumentList: arguments)
   }
 
   /// The elements sorted by a property (a key path through to-one links, or "self" for values).
@@ -702,22 +702,22 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
   }
 
   /// The smallest value of a property, or nil when there are no values.
-  public func min<T: MinMaxType>(ofProperty property: String) -> T? {
+  public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
     aggregate(.min, property).flatMap(convert)
   }
 
   /// The largest value of a property, or nil when there are no values.
-  public func max<T: MinMaxType>(ofProperty property: String) -> T? {
+  public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
     aggregate(.max, property).flatMap(convert)
   }
 
   /// The sum of a property (zero when there are no values).
-  public func sum<T: AddableType>(ofProperty property: String) -> T {
+  public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
     aggregate(.sum, property).flatMap(convert) ?? convertZero()
   }
 
   /// The average of a property, or nil when there are no values.
-  public func average<T: AddableType>(ofProperty property: String) -> T? {
+  public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
     aggregate(.average, property).flatMap(convert)
   }
 

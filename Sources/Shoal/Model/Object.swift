@@ -297,7 +297,7 @@ func describeCollection(_ name: String, _ typeName: String, _ identity: AnyObjec
 ///   @Persisted var name = ""
 /// }
 /// ```
-open class Object: ObjectBase, RealmCollectionValue {
+open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
   /// Creates an unmanaged object.
   public required init() { super.init() }
 
@@ -391,6 +391,8 @@ open class Object: ObjectBase, RealmCollectionValue {
 
   // MARK: _Persistable (links)
 
+  /// Links are stored as objects (RealmSwift's `PersistedType` of every `Object` subclass).
+  public typealias PersistedType = Object
   public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
   public class func _rlmDefaultValue() -> Self { Self() }
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
@@ -439,7 +441,7 @@ open class Object: ObjectBase, RealmCollectionValue {
 
 /// An object stored only inside its parent: deleted with it, never queried on its own
 /// (RealmSwift's `EmbeddedObject`).
-open class EmbeddedObject: ObjectBase, RealmCollectionValue {
+open class EmbeddedObject: ObjectBase, _RealmCollectionValueInsideOptional {
   /// Creates an unmanaged embedded object.
   public required init() { super.init() }
 
@@ -450,6 +452,8 @@ open class EmbeddedObject: ObjectBase, RealmCollectionValue {
     return _core != nil && _table?.name == object._table?.name && _key == object._key
   }
 
+  /// Stored as an embedded object.
+  public typealias PersistedType = EmbeddedObject
   public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
   public class func _rlmDefaultValue() -> Self { Self() }
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {

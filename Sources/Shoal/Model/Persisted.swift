@@ -129,7 +129,9 @@ public struct Persisted<Value: _Persistable> {
   }
 }
 
-extension Persisted where Value: _Indexable {
+// RealmSwift constrains these initialisers on the stored type, so an enum or a custom type
+// stored as a type that can be indexed or a primary key can be one too.
+extension Persisted where Value.PersistedType: _Indexable {
   /// Declares an indexed property: equality queries on it use the index.
   @inlinable public init(indexed: Bool) {
     self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
@@ -140,60 +142,13 @@ extension Persisted where Value: _Indexable {
   }
 }
 
-extension Persisted where Value: _PrimaryKey {
+extension Persisted where Value.PersistedType: _PrimaryKey {
   /// Declares the class's primary key. Only one property may be the primary key.
   @inlinable public init(primaryKey: Bool) {
     self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
   }
   /// Declares the primary key with a default value.
   @inlinable public init(wrappedValue value: Value, primaryKey: Bool) {
-    self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
-  }
-}
-
-// Enums index and key by their raw values (RealmSwift constrains these initialisers on the
-// stored type, so an enum whose raw type can be a primary key or indexed can be one too).
-extension Persisted where Value: PersistableEnum, Value.RawValue: _Indexable {
-  /// Declares an indexed enum property: equality queries on it use the index of raw values.
-  @inlinable public init(indexed: Bool) {
-    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
-  }
-  /// Declares an indexed enum property with a default value.
-  @inlinable public init(wrappedValue value: Value, indexed: Bool) {
-    self.init(storage: .unmanaged(value), options: PersistedOptions(indexed: indexed))
-  }
-}
-
-extension Persisted where Value: PersistableEnum, Value.RawValue: _PrimaryKey {
-  /// Declares an enum primary key, keyed by its raw value.
-  @inlinable public init(primaryKey: Bool) {
-    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
-  }
-  /// Declares an enum primary key with a default value.
-  @inlinable public init(wrappedValue value: Value, primaryKey: Bool) {
-    self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
-  }
-}
-
-extension Persisted {
-  /// Declares an indexed optional enum property.
-  @inlinable public init<Wrapped: PersistableEnum>(indexed: Bool)
-  where Value == Wrapped?, Wrapped.RawValue: _Indexable {
-    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(indexed: indexed))
-  }
-  /// Declares an indexed optional enum property with a default value.
-  @inlinable public init<Wrapped: PersistableEnum>(wrappedValue value: Value, indexed: Bool)
-  where Value == Wrapped?, Wrapped.RawValue: _Indexable {
-    self.init(storage: .unmanaged(value), options: PersistedOptions(indexed: indexed))
-  }
-  /// Declares an optional enum primary key, keyed by its raw value (nil is a key too).
-  @inlinable public init<Wrapped: PersistableEnum>(primaryKey: Bool)
-  where Value == Wrapped?, Wrapped.RawValue: _PrimaryKey {
-    self.init(storage: .unmanagedNoDefault, options: PersistedOptions(primaryKey: primaryKey))
-  }
-  /// Declares an optional enum primary key with a default value.
-  @inlinable public init<Wrapped: PersistableEnum>(wrappedValue value: Value, primaryKey: Bool)
-  where Value == Wrapped?, Wrapped.RawValue: _PrimaryKey {
     self.init(storage: .unmanaged(value), options: PersistedOptions(primaryKey: primaryKey))
   }
 }

@@ -105,6 +105,8 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
     if rootObject._core != nil { hasher.combine(rootObject._key) } else { hasher.combine(ObjectIdentifier(rootObject)) }
   }
 
+  /// A projection is stored as its root object.
+  public typealias PersistedType = Root
   public class var _rlmTypeInfo: _PersistedTypeInfo { Root._rlmTypeInfo }
   public class func _rlmDefaultValue() -> Self { Self(projecting: Root._rlmDefaultValue()) }
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {

@@ -6,39 +6,113 @@ import Foundation
 /// ```swift
 /// realm.objects(Person.self).where { $0.age > 21 && $0.name.starts(with: "A") }
 /// realm.objects(Person.self).where { $0.dogs.name == "Rex" || $0.tags.contains("vip") }
+/// realm.objects(Person.self).where { ($0.dogs.age >= 5).count > 2 }  // a subquery
 /// ```
 ///
-/// It builds the same Realm Query Language predicate `filter(_:_:)` takes, with the values as
-/// arguments, so both forms behave identically.
+/// A query is a tree of key paths, values and operators; `_constructPredicate()` turns it into
+/// the Realm Query Language predicate `filter(_:_:)` takes, with the values as arguments, so
+/// both forms behave identically. The operations offered depend on the type of the expression,
+/// as in RealmSwift: comparisons for numbers, dates and strings (`PersistedType` of
+/// `_QueryNumeric` or `_QueryString`), `contains`, `count` and aggregates for collections,
+/// subscripts for maps.
 @dynamicMemberLookup
 public struct Query<T> {
-  /// The key path (for value expressions) or the predicate (for `Query<Bool>` conditions).
-  let expression: String
-  let arguments: [Any]
-  /// Whether `expression` is a finished predicate rather than a key path.
-  let isPredicate: Bool
-  /// For a key path through a to-many property: the part up to and including it.
-  let collectionPrefix: String?
+  let node: QueryExpressionNode
 
-  init(expression: String = "", arguments: [Any] = [], isPredicate: Bool = false, collectionPrefix: String? = nil) {
-    self.expression = expression
-    self.arguments = arguments
-    self.isPredicate = isPredicate
-    self.collectionPrefix = collectionPrefix
+  init(node: QueryExpressionNode) { self.node = node }
+
+  /// The start of a query over a collection's elements: the element itself (`self`) for
+  /// values, nothing for objects (whose properties the closure names).
+  init(isPrimitive: Bool = false) {
+    node =
+      isPrimitive
+      ? .keyPath(["self"], QueryKeyPathOptions.isCollection, collectionEnd: nil) : .keyPath([], [], collectionEnd: nil)
   }
 
-  private func appending<V>(_ names: [String], collection: Bool = false) -> Query<V> {
-    let joined = names.joined(separator: ".")
-    let path = expression.isEmpty ? joined : expression + "." + joined
-    return Query<V>(expression: path, collectionPrefix: collection ? path : collectionPrefix)
+  fileprivate func appending(_ names: [String], collection: Bool) -> QueryExpressionNode {
+    guard case .keyPath(let path, let options, let end) = node else {
+      if case .mapSubscript = node { fatalError("Cannot apply key path to Map subscripts.") }
+      fatalError("Cannot apply a keypath to \(QueryPredicateBuilder.build(node).0)")
+    }
+    let joined = path + names
+    return .keyPath(
+      joined, collection ? options.union([.isCollection, .requiresAny]) : options,
+      collectionEnd: end ?? (collection ? joined.count : nil))
   }
 
-  /// The predicate and arguments of a finished condition.
-  var predicate: String { isPredicate ? expression : expression + " == true" }
-
-  fileprivate func compare(_ op: String, _ value: Any?) -> Query<Bool> {
-    Query<Bool>(expression: "\(expression) \(op) %@", arguments: arguments + [value as Any], isPredicate: true)
+  /// The key path without `ANY`, with `name` appended when given: counts, `IN` and aggregates
+  /// of a whole collection.
+  fileprivate func keyPathErasingAny(appending name: String? = nil) -> QueryExpressionNode {
+    guard case .keyPath(let path, let options, let end) = node else {
+      fatalError("Cannot apply a keypath to \(QueryPredicateBuilder.build(node).0)")
+    }
+    return .keyPath(path + (name.map { [$0] } ?? []), options.subtracting(.requiresAny), collectionEnd: end)
   }
+
+  /// `collection.@name.property`: an aggregate of a property over the objects of the
+  /// collection on the path (`$0.dogs.age.max`).
+  fileprivate func collectionAggregate(_ name: String) -> QueryExpressionNode {
+    guard case .keyPath(var path, let options, let end) = node else {
+      fatalError("Cannot apply a keypath to \(QueryPredicateBuilder.build(node).0)")
+    }
+    path.insert(name, at: Swift.min(end ?? (path.count > 1 ? 1 : path.count), path.count))
+    return .keyPath(path, options.subtracting(.requiresAny), collectionEnd: end)
+  }
+
+  fileprivate func compare(_ op: TypedQueryOperator, _ value: Any?, options: StringOptions = []) -> Query<Bool> {
+    Query<Bool>(node: .comparison(op, node, .constant(value), options))
+  }
+
+  fileprivate func compare<U>(_ op: TypedQueryOperator, _ column: Query<U>, options: StringOptions = []) -> Query<Bool>
+  {
+    Query<Bool>(node: .comparison(op, node, column.node, options))
+  }
+
+  /// Between the range's bounds, both included.
+  fileprivate func between(_ lower: Any, _ upper: Any) -> Query<Bool> {
+    Query<Bool>(node: .between(node, .constant(lower), .constant(upper)))
+  }
+
+  /// At least `lower` and below `upper`.
+  fileprivate func halfOpen(_ lower: Any, _ upper: Any) -> Query<Bool> {
+    Query<Bool>(
+      node: .comparison(
+        .and, .comparison(.greaterThanOrEqual, node, .constant(lower), []),
+        .comparison(.lessThan, node, .constant(upper), []), []))
+  }
+
+  /// Every element of the collection is within the bounds: its minimum and maximum are.
+  fileprivate func allWithin(_ lower: Any, _ upper: Any, closed: Bool) -> Query<Bool> {
+    Query<Bool>(
+      node: .comparison(
+        .and, .comparison(.greaterThanOrEqual, keyPathErasingAny(appending: "@min"), .constant(lower), []),
+        .comparison(closed ? .lessThanOrEqual : .lessThan, keyPathErasingAny(appending: "@max"), .constant(upper), []),
+        []))
+  }
+
+  // MARK: Equality
+
+  /// Equal to `rhs`.
+  public static func == (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.equal, rhs) }
+  /// Equal to another property.
+  public static func == (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.equal, rhs) }
+  /// Not equal to `rhs`.
+  public static func != (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.notEqual, rhs) }
+  /// Not equal to another property.
+  public static func != (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.notEqual, rhs) }
+
+  /// One of `collection`'s values.
+  public func `in`<U: Sequence>(_ collection: U) -> Query<Bool> where U.Element == T {
+    compare(.in, Array(collection))
+  }
+
+  // MARK: Building
+
+  /// An empty query over `T`, for tests of the predicates queries build. Not for direct use.
+  public static func _constructForTesting() -> Query<T> { Query<T>() }
+
+  /// The Realm Query Language predicate and its arguments. Exposed for testing.
+  public func _constructPredicate() -> (String, [Any]) { QueryPredicateBuilder.build(node) }
 }
 
 // MARK: Key paths
@@ -46,108 +120,405 @@ public struct Query<T> {
 extension Query where T: ObjectBase {
   /// A property of the object.
   public subscript<V>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> {
-    appending(_KeyPathProbe.names(of: keyPath), collection: isToMany(V.self))
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: false))
+  }
+  /// A map property of the object: comparisons match when any value matches.
+  public subscript<V: RealmKeyedCollection>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> {
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: true))
+  }
+  /// A list, set or linking objects property: comparisons match when any element matches.
+  public subscript<V: RealmCollection>(dynamicMember keyPath: KeyPath<T, V>) -> Query<V> {
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: true))
   }
 }
 
 extension Query where T: OptionalProtocol, T.Wrapped: ObjectBase {
   /// A property of the linked object.
   public subscript<V>(dynamicMember keyPath: KeyPath<T.Wrapped, V>) -> Query<V> {
-    appending(_KeyPathProbe.names(of: keyPath), collection: isToMany(V.self))
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: false))
+  }
+  /// A map property of the linked object.
+  public subscript<V: RealmKeyedCollection>(dynamicMember keyPath: KeyPath<T.Wrapped, V>) -> Query<V> {
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: true))
+  }
+  /// A collection property of the linked object.
+  public subscript<V: RealmCollection>(dynamicMember keyPath: KeyPath<T.Wrapped, V>) -> Query<V> {
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: true))
   }
 }
 
-extension Query where T: _QueryCollection, T.Element: ObjectBase {
+// MARK: Numbers and dates
+
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryNumeric {
+  /// Greater than `rhs`.
+  public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterThan, rhs) }
+  /// Greater than another property.
+  public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterThan, rhs) }
+  /// Greater than or equal to `rhs`.
+  public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterThanOrEqual, rhs) }
+  /// Greater than or equal to another property.
+  public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterThanOrEqual, rhs) }
+  /// Less than `rhs`.
+  public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessThan, rhs) }
+  /// Less than another property.
+  public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessThan, rhs) }
+  /// Less than or equal to `rhs`.
+  public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessThanOrEqual, rhs) }
+  /// Less than or equal to another property.
+  public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessThanOrEqual, rhs) }
+
+  /// The smallest value of this property over the objects of the collection on the path
+  /// (`$0.dogs.age.min > 2`).
+  public var min: Query { Query(node: collectionAggregate("@min")) }
+  /// The largest value of this property over the objects of the collection on the path.
+  public var max: Query { Query(node: collectionAggregate("@max")) }
+  /// The average of this property over the objects of the collection on the path.
+  public var avg: Query { Query(node: collectionAggregate("@avg")) }
+  /// The sum of this property over the objects of the collection on the path.
+  public var sum: Query { Query(node: collectionAggregate("@sum")) }
+}
+
+extension Query where T: Comparable {
+  /// At least the range's lower bound and below its upper bound.
+  public func contains(_ range: Range<T>) -> Query<Bool> { halfOpen(range.lowerBound, range.upperBound) }
+  /// Within the range, bounds included (`BETWEEN`).
+  public func contains(_ range: ClosedRange<T>) -> Query<Bool> { between(range.lowerBound, range.upperBound) }
+}
+
+extension Query where T: OptionalProtocol, T.Wrapped: Comparable {
+  /// At least the range's lower bound and below its upper bound (never when nil).
+  public func contains(_ range: Range<T.Wrapped>) -> Query<Bool> { halfOpen(range.lowerBound, range.upperBound) }
+  /// Within the range, bounds included (never when nil).
+  public func contains(_ range: ClosedRange<T.Wrapped>) -> Query<Bool> {
+    between(range.lowerBound, range.upperBound)
+  }
+}
+
+// MARK: Logic
+
+extension Query where T == Bool {
+  /// The condition does not hold.
+  public static prefix func ! (query: Query) -> Query<Bool> { Query(node: .not(query.node)) }
+  /// Both conditions hold.
+  public static func && (lhs: Query, rhs: Query) -> Query<Bool> {
+    Query(node: .comparison(.and, lhs.node, rhs.node, []))
+  }
+  /// Either condition holds.
+  public static func || (lhs: Query, rhs: Query) -> Query<Bool> {
+    Query(node: .comparison(.or, lhs.node, rhs.node, []))
+  }
+  /// The number of elements of the collection in the condition that match it: a subquery
+  /// (`($0.dogs.age > 5 && $0.dogs.name == "Rex").count >= 1`).
+  public var count: Query<Int> { Query<Int>(node: .subqueryCount(node)) }
+}
+
+// MARK: Strings and data
+
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryString {
+  /// Matches a pattern where `?` stands for one character and `*` for any number.
+  public func like(_ value: T, caseInsensitive: Bool = false) -> Query<Bool> {
+    compare(.like, value, options: caseInsensitive ? .caseInsensitive : [])
+  }
+  /// Matches the pattern held by another property.
+  public func like<U>(_ column: Query<U>, caseInsensitive: Bool = false) -> Query<Bool> {
+    compare(.like, column, options: caseInsensitive ? .caseInsensitive : [])
+  }
+}
+
+extension Query where T: _HasPersistedType, T.PersistedType: _QueryBinary {
+  /// Contains `value`.
+  public func contains(_ value: T, options: StringOptions = []) -> Query<Bool> {
+    compare(.contains, value, options: options)
+  }
+  /// Contains the value of another property.
+  public func contains<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool>
+  where U: _Persistable, U.PersistedType: _QueryBinary {
+    compare(.contains, column, options: options)
+  }
+  /// Begins with `value`.
+  public func starts(with value: T, options: StringOptions = []) -> Query<Bool> {
+    compare(.beginsWith, value, options: options)
+  }
+  /// Begins with the value of another property.
+  public func starts<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    compare(.beginsWith, column, options: options)
+  }
+  /// Ends with `value`.
+  public func ends(with value: T, options: StringOptions = []) -> Query<Bool> {
+    compare(.endsWith, value, options: options)
+  }
+  /// Ends with the value of another property.
+  public func ends<U>(with column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    compare(.endsWith, column, options: options)
+  }
+  /// Equal to `value` with options.
+  public func equals(_ value: T, options: StringOptions = []) -> Query<Bool> {
+    compare(.equal, value, options: options)
+  }
+  /// Equal to another property with options.
+  public func equals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    compare(.equal, column, options: options)
+  }
+  /// Not equal to `value` with options.
+  public func notEquals(_ value: T, options: StringOptions = []) -> Query<Bool> {
+    compare(.notEqual, value, options: options)
+  }
+  /// Not equal to another property with options.
+  public func notEquals<U>(_ column: Query<U>, options: StringOptions = []) -> Query<Bool> {
+    compare(.notEqual, column, options: options)
+  }
+  /// Sorts after `rhs`.
+  public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterThan, rhs) }
+  /// Sorts after another property.
+  public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterThan, rhs) }
+  /// Sorts after or equals `rhs`.
+  public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.greaterThanOrEqual, rhs) }
+  /// Sorts after or equals another property.
+  public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.greaterThanOrEqual, rhs) }
+  /// Sorts before `rhs`.
+  public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessThan, rhs) }
+  /// Sorts before another property.
+  public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessThan, rhs) }
+  /// Sorts before or equals `rhs`.
+  public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(.lessThanOrEqual, rhs) }
+  /// Sorts before or equals another property.
+  public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.compare(.lessThanOrEqual, rhs) }
+}
+
+// MARK: Collections
+
+extension Query where T: RealmCollection {
   /// A property of the collection's objects: comparisons match when any object matches.
-  public subscript<V>(dynamicMember keyPath: KeyPath<T.Element, V>) -> Query<V> {
-    appending(_KeyPathProbe.names(of: keyPath))
+  public subscript<V>(dynamicMember keyPath: KeyPath<T.Element, V>) -> Query<V> where T.Element: ObjectBase {
+    Query<V>(node: appending(_KeyPathProbe.names(of: keyPath), collection: false))
+  }
+  /// The number of elements.
+  public var count: Query<Int> { Query<Int>(node: keyPathErasingAny(appending: "@count")) }
+  /// The collection contains `value`.
+  public func contains(_ value: T.Element) -> Query<Bool> {
+    Query<Bool>(node: .comparison(.in, .constant(value), keyPathErasingAny(), []))
+  }
+  /// The collection contains any of `collection`'s values.
+  public func containsAny<U: Sequence>(in collection: U) -> Query<Bool> where U.Element == T.Element {
+    compare(.in, Array(collection))
+  }
+  /// Any element equals `rhs`.
+  public static func == (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.equal, rhs) }
+  /// Any element differs from `rhs`.
+  public static func != (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.notEqual, rhs) }
+}
+
+extension Query where T: RealmCollection, T.Element: Comparable {
+  /// Every element is at least the range's lower bound and below its upper bound.
+  public func contains(_ range: Range<T.Element>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: false)
+  }
+  /// Every element is within the range, bounds included.
+  public func contains(_ range: ClosedRange<T.Element>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: true)
   }
 }
 
-extension Query where T: PersistableEnum {
+extension Query where T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: Comparable {
+  /// Every element is at least the range's lower bound and below its upper bound.
+  public func contains(_ range: Range<T.Element.Wrapped>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: false)
+  }
+  /// Every element is within the range, bounds included.
+  public func contains(_ range: ClosedRange<T.Element.Wrapped>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: true)
+  }
+}
+
+extension Query where T: RealmCollection, T.Element.PersistedType: _QueryNumeric {
+  /// Any element is greater than `rhs`.
+  public static func > (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.greaterThan, rhs) }
+  /// Any element is greater than or equal to `rhs`.
+  public static func >= (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.greaterThanOrEqual, rhs) }
+  /// Any element is less than `rhs`.
+  public static func < (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.lessThan, rhs) }
+  /// Any element is less than or equal to `rhs`.
+  public static func <= (lhs: Query<T>, rhs: T.Element) -> Query<Bool> { lhs.compare(.lessThanOrEqual, rhs) }
+  /// The smallest element.
+  public var min: Query<T.Element> { Query<T.Element>(node: keyPathErasingAny(appending: "@min")) }
+  /// The largest element.
+  public var max: Query<T.Element> { Query<T.Element>(node: keyPathErasingAny(appending: "@max")) }
+  /// The average of the elements.
+  public var avg: Query<T.Element> { Query<T.Element>(node: keyPathErasingAny(appending: "@avg")) }
+  /// The sum of the elements.
+  public var sum: Query<T.Element> { Query<T.Element>(node: keyPathErasingAny(appending: "@sum")) }
+}
+
+// MARK: Maps
+
+extension Query where T: RealmKeyedCollection {
+  /// The map contains any of `collection`'s values.
+  public func containsAny<U: Sequence>(in collection: U) -> Query<Bool> where U.Element == T.Value {
+    compare(.in, Array(collection))
+  }
+  /// The map contains `value`.
+  public func contains(_ value: T.Value) -> Query<Bool> {
+    Query<Bool>(node: .comparison(.in, .constant(value), keyPathErasingAny(), []))
+  }
+  /// The map's values: comparisons match when any value matches.
+  public var values: Query<T.Value> { Query<T.Value>(node: appending(["@allValues"], collection: false)) }
+  /// The value for `member`.
+  public subscript(member: T.Key) -> Query<T.Value> {
+    Query<T.Value>(node: .mapSubscript(keyPathErasingAny(), key: member._rlmKey))
+  }
+  /// The number of entries.
+  public var count: Query<Int> { Query<Int>(node: keyPathErasingAny(appending: "@count")) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Key == String {
+  /// The map's keys: comparisons match when any key matches.
+  public var keys: Query<String> { Query<String>(node: appending(["@allKeys"], collection: false)) }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: Comparable {
+  /// Every value is at least the range's lower bound and below its upper bound.
+  public func contains(_ range: Range<T.Value>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: false)
+  }
+  /// Every value is within the range, bounds included.
+  public func contains(_ range: ClosedRange<T.Value>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: true)
+  }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: Comparable {
+  /// Every value is at least the range's lower bound and below its upper bound.
+  public func contains(_ range: Range<T.Value.Wrapped>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: false)
+  }
+  /// Every value is within the range, bounds included.
+  public func contains(_ range: ClosedRange<T.Value.Wrapped>) -> Query<Bool> {
+    allWithin(range.lowerBound, range.upperBound, closed: true)
+  }
+}
+
+extension Query where T: RealmKeyedCollection, T.Value.PersistedType: _QueryNumeric {
+  /// The smallest value.
+  public var min: Query<T.Value> { Query<T.Value>(node: keyPathErasingAny(appending: "@min")) }
+  /// The largest value.
+  public var max: Query<T.Value> { Query<T.Value>(node: keyPathErasingAny(appending: "@max")) }
+  /// The average of the values.
+  public var avg: Query<T.Value> { Query<T.Value>(node: keyPathErasingAny(appending: "@avg")) }
+  /// The sum of the values.
+  public var sum: Query<T.Value> { Query<T.Value>(node: keyPathErasingAny(appending: "@sum")) }
+}
+
+// MARK: Mixed
+
+extension Query where T == AnyRealmValue {
+  /// The value for `key` when the mixed value is a dictionary.
+  public subscript(key: String) -> Query<AnyRealmValue> {
+    Query<AnyRealmValue>(node: .mapSubscript(keyPathErasingAny(), key: key))
+  }
+}
+
+// MARK: Enums and mapped types
+
+extension Query where T: PersistableEnum, T.RawValue: _RealmSchemaDiscoverable {
   /// The enum's raw value: the stored value, to compare as such (`$0.mood.rawValue.starts(with: "s")`).
-  public var rawValue: Query<T.RawValue> {
-    Query<T.RawValue>(expression: expression, collectionPrefix: collectionPrefix)
-  }
+  public var rawValue: Query<T.RawValue> { Query<T.RawValue>(node: node) }
 }
 
-extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum {
+extension Query where T: OptionalProtocol, T.Wrapped: PersistableEnum, T.Wrapped.RawValue: _RealmSchemaDiscoverable {
   /// The optional enum's raw value: the stored value, nil when the enum is nil.
-  public var rawValue: Query<T.Wrapped.RawValue?> {
-    Query<T.Wrapped.RawValue?>(expression: expression, collectionPrefix: collectionPrefix)
+  public var rawValue: Query<T.Wrapped.RawValue?> { Query<T.Wrapped.RawValue?>(node: node) }
+}
+
+extension Query where T: RealmCollection, T.Element: PersistableEnum, T.Element.RawValue: RealmCollectionValue {
+  /// The raw values of a collection of enums.
+  public var rawValue: Query<AnyRealmCollection<T.Element.RawValue>> {
+    Query<AnyRealmCollection<T.Element.RawValue>>(node: node)
   }
 }
 
-private func isToMany(_ type: Any.Type) -> Bool { type is any _QueryCollection.Type }
+extension Query where T: RealmKeyedCollection, T.Value: PersistableEnum, T.Value.RawValue: RealmCollectionValue {
+  /// The raw values of a map of enums.
+  public var rawValue: Query<Map<T.Key, T.Value.RawValue>> { Query<Map<T.Key, T.Value.RawValue>>(node: node) }
+}
 
-/// Optionals, for type-safe queries through optional links. Not for direct use.
+extension Query
+where
+  T: RealmCollection, T.Element: OptionalProtocol, T.Element.Wrapped: PersistableEnum,
+  T.Element.Wrapped.RawValue: _RealmCollectionValueInsideOptional
+{
+  /// The raw values of a collection of optional enums.
+  public var rawValue: Query<AnyRealmCollection<T.Element.Wrapped.RawValue?>> {
+    Query<AnyRealmCollection<T.Element.Wrapped.RawValue?>>(node: node)
+  }
+}
+
+extension Query
+where
+  T: RealmKeyedCollection, T.Value: OptionalProtocol, T.Value.Wrapped: PersistableEnum,
+  T.Value.Wrapped.RawValue: _RealmCollectionValueInsideOptional
+{
+  /// The raw values of a map of optional enums.
+  public var rawValue: Query<Map<T.Key, T.Value.Wrapped.RawValue?>> {
+    Query<Map<T.Key, T.Value.Wrapped.RawValue?>>(node: node)
+  }
+}
+
+extension Query where T: _HasPersistedType {
+  /// The value as stored (a `CustomPersistable`'s persisted value), to query with the stored
+  /// type's operations.
+  public var persistableValue: Query<T.PersistedType> { Query<T.PersistedType>(node: node) }
+}
+
+extension Query where T: RealmCollection {
+  /// The stored values of a collection of mapped types.
+  public var persistableValue: Query<AnyRealmCollection<T.Element.PersistedType>> {
+    Query<AnyRealmCollection<T.Element.PersistedType>>(node: node)
+  }
+}
+
+extension Query where T: RealmKeyedCollection {
+  /// The stored values of a map of mapped types.
+  public var persistableValue: Query<Map<T.Key, T.Value.PersistedType>> {
+    Query<Map<T.Key, T.Value.PersistedType>>(node: node)
+  }
+}
+
+// MARK: Type tags
+
+/// Optionals, for type-safe queries through optional links (RealmSwift's `OptionalProtocol`).
 public protocol OptionalProtocol {
+  /// The wrapped type.
   associatedtype Wrapped
 }
 extension Optional: OptionalProtocol {}
 
-/// Collections queries can look into. Not for direct use.
-public protocol _QueryCollection {
-  associatedtype Element
-}
-extension List: _QueryCollection {}
-extension MutableSet: _QueryCollection {}
-extension LinkingObjects: _QueryCollection {}
-extension Results: _QueryCollection {}
+/// Types compared as numbers in type-safe queries: integers, floating point, `Decimal128`,
+/// `Date` and `AnyRealmValue` (RealmSwift's `_QueryNumeric`).
+public protocol _QueryNumeric: _RealmSchemaDiscoverable {}
+extension Int: _QueryNumeric {}
+extension Int8: _QueryNumeric {}
+extension Int16: _QueryNumeric {}
+extension Int32: _QueryNumeric {}
+extension Int64: _QueryNumeric {}
+extension Float: _QueryNumeric {}
+extension Double: _QueryNumeric {}
+extension Decimal128: _QueryNumeric {}
+extension Date: _QueryNumeric {}
+extension AnyRealmValue: _QueryNumeric {}
+extension Optional: _QueryNumeric where Wrapped: _Persistable, Wrapped.PersistedType: _QueryNumeric {}
 
-// MARK: Comparisons
+/// Types with string operations in type-safe queries (RealmSwift's `_QueryString`).
+public protocol _QueryString: _QueryBinary {}
+extension String: _QueryString {}
+extension Optional: _QueryString where Wrapped: _Persistable, Wrapped.PersistedType: _QueryString {}
 
-extension Query where T: _Persistable {
-  /// Equal to `rhs`.
-  public static func == (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare("==", rhs) }
-  /// Not equal to `rhs`.
-  public static func != (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare("!=", rhs) }
-  /// Equal to another property.
-  public static func == (lhs: Query, rhs: Query) -> Query<Bool> {
-    Query<Bool>(expression: "\(lhs.expression) == \(rhs.expression)", isPredicate: true)
-  }
-  /// Not equal to another property.
-  public static func != (lhs: Query, rhs: Query) -> Query<Bool> {
-    Query<Bool>(expression: "\(lhs.expression) != \(rhs.expression)", isPredicate: true)
-  }
-  /// One of `values`.
-  public func `in`<S: Sequence>(_ values: S) -> Query<Bool> where S.Element == T {
-    compare("IN", Array(values))
-  }
-}
+/// Types with binary operations (`contains`, `starts(with:)`, …) in type-safe queries
+/// (RealmSwift's `_QueryBinary`).
+public protocol _QueryBinary {}
+extension Data: _QueryBinary {}
+extension Optional: _QueryBinary where Wrapped: _Persistable, Wrapped.PersistedType: _QueryBinary {}
 
-extension Query where T: MinMaxType {
-  public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(">", rhs) }
-  public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare(">=", rhs) }
-  public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare("<", rhs) }
-  public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.compare("<=", rhs) }
-  public static func > (lhs: Query, rhs: Query) -> Query<Bool> {
-    Query<Bool>(expression: "\(lhs.expression) > \(rhs.expression)", isPredicate: true)
-  }
-  public static func < (lhs: Query, rhs: Query) -> Query<Bool> {
-    Query<Bool>(expression: "\(lhs.expression) < \(rhs.expression)", isPredicate: true)
-  }
-  public static func >= (lhs: Query, rhs: Query) -> Query<Bool> {
-    Query<Bool>(expression: "\(lhs.expression) >= \(rhs.expression)", isPredicate: true)
-  }
-  public static func <= (lhs: Query, rhs: Query) -> Query<Bool> {
-    Query<Bool>(expression: "\(lhs.expression) <= \(rhs.expression)", isPredicate: true)
-  }
-  /// Within a closed range (`BETWEEN`).
-  public func contains(_ range: ClosedRange<T>) -> Query<Bool> where T: Comparable {
-    Query<Bool>(
-      expression: "\(expression) BETWEEN {%@, %@}", arguments: arguments + [range.lowerBound, range.upperBound],
-      isPredicate: true)
-  }
-  /// Within a half-open range.
-  public func contains(_ range: Range<T>) -> Query<Bool> where T: Comparable {
-    Query<Bool>(
-      expression: "(\(expression) >= %@ AND \(expression) < %@)",
-      arguments: arguments + [range.lowerBound, range.upperBound], isPredicate: true)
-  }
-}
-
-// MARK: Strings
+// MARK: Strings options
 
 /// Options of string comparisons in type-safe queries (RealmSwift's `StringOptions`).
 public struct StringOptions: OptionSet, Sendable {
@@ -168,181 +539,143 @@ public struct StringOptions: OptionSet, Sendable {
   }
 }
 
-extension Query where T == String {
-  private func stringOp(_ op: String, _ value: String, _ options: StringOptions) -> Query<Bool> {
-    Query<Bool>(
-      expression: "\(expression) \(op)\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
-  }
-  /// Contains `value`.
-  public func contains(_ value: String, options: StringOptions = []) -> Query<Bool> {
-    stringOp("CONTAINS", value, options)
-  }
-  /// Begins with `value`.
-  public func starts(with value: String, options: StringOptions = []) -> Query<Bool> {
-    stringOp("BEGINSWITH", value, options)
-  }
-  /// Ends with `value`.
-  public func ends(with value: String, options: StringOptions = []) -> Query<Bool> {
-    stringOp("ENDSWITH", value, options)
-  }
-  /// Equal to `value` with options.
-  public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> { stringOp("==", value, options) }
-  /// Not equal to `value` with options.
-  public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> { stringOp("!=", value, options) }
-  /// Matches a pattern with `*` and `?` wildcards.
-  public func like(_ value: String, caseInsensitive: Bool = false) -> Query<Bool> {
-    stringOp("LIKE", value, caseInsensitive ? .caseInsensitive : [])
-  }
+// MARK: The tree
+
+/// What a key path of a query is.
+struct QueryKeyPathOptions: OptionSet {
+  let rawValue: UInt8
+  /// The path goes through a collection.
+  static let isCollection = QueryKeyPathOptions(rawValue: 1)
+  /// Comparisons on it match when any element matches (`ANY`).
+  static let requiresAny = QueryKeyPathOptions(rawValue: 2)
 }
 
-extension Query where T == String? {
-  /// Contains `value`.
-  public func contains(_ value: String, options: StringOptions = []) -> Query<Bool> {
-    Query<Bool>(
-      expression: "\(expression) CONTAINS\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
-  }
-  /// Begins with `value`.
-  public func starts(with value: String, options: StringOptions = []) -> Query<Bool> {
-    Query<Bool>(
-      expression: "\(expression) BEGINSWITH\(options.modifier) %@", arguments: arguments + [value], isPredicate: true
-    )
-  }
-  /// Ends with `value`.
-  public func ends(with value: String, options: StringOptions = []) -> Query<Bool> {
-    Query<Bool>(
-      expression: "\(expression) ENDSWITH\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
-  }
-  /// Equal to `value` with options.
-  public func equals(_ value: String, options: StringOptions = []) -> Query<Bool> {
-    Query<Bool>(expression: "\(expression) ==\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
-  }
-  /// Not equal to `value` with options.
-  public func notEquals(_ value: String, options: StringOptions = []) -> Query<Bool> {
-    Query<Bool>(expression: "\(expression) !=\(options.modifier) %@", arguments: arguments + [value], isPredicate: true)
-  }
-  /// Matches a pattern with `*` and `?` wildcards.
-  public func like(_ value: String, caseInsensitive: Bool = false) -> Query<Bool> {
-    Query<Bool>(
-      expression: "\(expression) LIKE\(caseInsensitive ? "[c]" : "") %@", arguments: arguments + [value],
-      isPredicate: true)
-  }
+/// The operators of a query.
+enum TypedQueryOperator: String {
+  case and = "&&", or = "||"
+  case equal = "==", notEqual = "!="
+  case lessThan = "<", lessThanOrEqual = "<=", greaterThan = ">", greaterThanOrEqual = ">="
+  case `in` = "IN", contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", like = "LIKE"
 }
 
-// MARK: Collections
-
-extension Query where T: _QueryCollection {
-  /// The number of elements.
-  public var count: Query<Int> { Query<Int>(expression: expression + ".@count", arguments: arguments) }
+/// A node of a type-safe query.
+indirect enum QueryExpressionNode {
+  /// A key path; `collectionEnd` is the number of elements up to and including the first
+  /// collection, where aggregates over its objects go.
+  case keyPath([String], QueryKeyPathOptions, collectionEnd: Int?)
+  case constant(Any?)
+  case not(QueryExpressionNode)
+  case comparison(TypedQueryOperator, QueryExpressionNode, QueryExpressionNode, StringOptions)
+  case between(QueryExpressionNode, QueryExpressionNode, QueryExpressionNode)
+  case subqueryCount(QueryExpressionNode)
+  case mapSubscript(QueryExpressionNode, key: String)
 }
 
-extension Query where T: _QueryCollection, T.Element: _Persistable {
-  /// The collection contains `value`.
-  public func contains(_ value: T.Element) -> Query<Bool> {
-    Query<Bool>(expression: "%@ IN \(expression)", arguments: arguments + [value as Any], isPredicate: true)
+/// Turns a query tree into a predicate and its arguments.
+struct QueryPredicateBuilder {
+  private var text = ""
+  private var arguments: [Any] = []
+  private var subqueries: Int
+
+  private init(subqueries: Int) { self.subqueries = subqueries }
+
+  static func build(_ node: QueryExpressionNode) -> (String, [Any]) {
+    var builder = QueryPredicateBuilder(subqueries: 0)
+    builder.condition(node)
+    return (builder.text, builder.arguments)
   }
-  /// The collection contains any of `values`.
-  public func containsAny<S: Sequence>(in values: S) -> Query<Bool> where S.Element == T.Element {
-    Query<Bool>(expression: "ANY \(expression) IN %@", arguments: arguments + [Array(values)], isPredicate: true)
-  }
-}
 
-extension Query where T: _QueryCollection, T.Element: _Persistable {
-  /// Any element equals `value` (RealmSwift compares a collection of values element-wise).
-  public static func == (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("==", rhs) }
-  /// Any element differs from `value`.
-  public static func != (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("!=", rhs) }
-
-  fileprivate func anyElement(_ op: String, _ value: T.Element) -> Query<Bool> {
-    Query<Bool>(expression: "ANY \(expression) \(op) %@", arguments: arguments + [value as Any], isPredicate: true)
-  }
-}
-
-extension Query where T: _QueryCollection, T.Element: _Persistable & MinMaxType {
-  /// Any element is greater than `value`.
-  public static func > (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement(">", rhs) }
-  /// Any element is greater than or equal to `value`.
-  public static func >= (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement(">=", rhs) }
-  /// Any element is less than `value`.
-  public static func < (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("<", rhs) }
-  /// Any element is less than or equal to `value`.
-  public static func <= (lhs: Query, rhs: T.Element) -> Query<Bool> { lhs.anyElement("<=", rhs) }
-}
-
-extension Query where T: _QueryCollection, T.Element: AddableType {
-  /// The average of the elements.
-  public var avg: Query<T.Element> { Query<T.Element>(expression: expression + ".@avg", arguments: arguments) }
-  /// The sum of the elements.
-  public var sum: Query<T.Element> { Query<T.Element>(expression: expression + ".@sum", arguments: arguments) }
-}
-
-extension Query where T: _QueryCollection, T.Element: MinMaxType {
-  /// The smallest element.
-  public var min: Query<T.Element> { Query<T.Element>(expression: expression + ".@min", arguments: arguments) }
-  /// The largest element.
-  public var max: Query<T.Element> { Query<T.Element>(expression: expression + ".@max", arguments: arguments) }
-}
-
-extension Query where T: MinMaxType {
-  /// The smallest value of this property over the objects of the collection on the path.
-  public var min: Query<T> { aggregateOverPath("min") }
-  /// The largest value of this property over the objects of the collection on the path.
-  public var max: Query<T> { aggregateOverPath("max") }
-}
-
-extension Query {
-  /// `collection.@name.property` for a property reached through a to-many relationship.
-  fileprivate func aggregateOverPath(_ name: String) -> Query<T> {
-    guard let prefix = collectionPrefix, expression.hasPrefix(prefix + ".") else {
-      return Query<T>(expression: expression + ".@" + name, arguments: arguments)
+  /// A node where a condition is expected: a bare key path is a Boolean property.
+  private mutating func condition(_ node: QueryExpressionNode) {
+    switch node {
+    case .keyPath(let path, _, _):
+      text += path.joined(separator: ".") + " == true"
+    case .not(.keyPath(let path, _, _)):
+      text += path.joined(separator: ".") + " == false"
+    default:
+      expression(node)
     }
-    let tail = expression.dropFirst(prefix.count + 1)
-    return Query<T>(expression: "\(prefix).@\(name).\(tail)", arguments: arguments)
   }
-}
 
-extension Query where T: AddableType {
-  /// The average of this property over the objects of the collection on the path.
-  public var avg: Query<T> { aggregateOverPath("avg") }
-  /// The sum of this property over the objects of the collection on the path.
-  public var sum: Query<T> { aggregateOverPath("sum") }
-}
-
-extension Query where T: _MapQueryable {
-  /// The map's keys.
-  public var keys: Query<String> { Query<String>(expression: expression + ".@keys", arguments: arguments) }
-  /// The map's values.
-  public var values: Query<T.Value> { Query<T.Value>(expression: expression + ".@values", arguments: arguments) }
-  /// The value for `key`.
-  public subscript(_ key: String) -> Query<T.Value> {
-    let escaped = key.replacingOccurrences(of: "'", with: "\\'")
-    return Query<T.Value>(expression: "\(expression)['\(escaped)']", arguments: arguments)
+  private mutating func expression(_ node: QueryExpressionNode) {
+    switch node {
+    case .keyPath(let path, let options, _):
+      if options.contains(.requiresAny) { text += "ANY " }
+      text += path.joined(separator: ".")
+    case .constant(let value):
+      text += "%@"
+      arguments.append(value ?? NSNull())
+    case .not(let child):
+      text += "NOT "
+      expression(child)
+    case .comparison(let op, let lhs, let rhs, let options):
+      if op == .and || op == .or {
+        text += "("
+        condition(lhs)
+        text += " \(op.rawValue) "
+        condition(rhs)
+        text += ")"
+        return
+      }
+      if case .keyPath(_, let l, _) = lhs, case .keyPath(_, let r, _) = rhs, l.contains(.isCollection),
+        r.contains(.isCollection)
+      {
+        fatalError("Comparing two collection columns is not permitted.")
+      }
+      text += "("
+      expression(lhs)
+      text += " \(op.rawValue)\(options.modifier) "
+      expression(rhs)
+      text += ")"
+    case .between(let value, let lower, let upper):
+      text += "("
+      expression(value)
+      text += " BETWEEN {"
+      expression(lower)
+      text += ", "
+      expression(upper)
+      text += "})"
+    case .subqueryCount(let inner):
+      subqueries += 1
+      let variable = "$col\(subqueries)"
+      var collection: String?
+      let rewritten = Self.subquery(inner, variable: variable, collection: &collection)
+      guard let collection else { fatalError("Subqueries must contain a keypath starting with a collection.") }
+      text += "SUBQUERY(\(collection), \(variable), "
+      expression(rewritten)
+      text += ").@count"
+    case .mapSubscript(let keyPath, let key):
+      expression(keyPath)
+      text += "[%@]"
+      arguments.append(key)
+    }
   }
-  /// The number of entries.
-  public var count: Query<Int> { Query<Int>(expression: expression + ".@count", arguments: arguments) }
-}
 
-/// Maps, for type-safe queries. Not for direct use.
-public protocol _MapQueryable {
-  associatedtype Value
-}
-extension Map: _MapQueryable {}
-
-// MARK: Logic
-
-extension Query where T == Bool {
-  /// Both conditions hold.
-  public static func && (lhs: Query, rhs: Query) -> Query {
-    Query(
-      expression: "(\(lhs.predicate) AND \(rhs.predicate))", arguments: lhs.arguments + rhs.arguments, isPredicate: true
-    )
-  }
-  /// Either condition holds.
-  public static func || (lhs: Query, rhs: Query) -> Query {
-    Query(
-      expression: "(\(lhs.predicate) OR \(rhs.predicate))", arguments: lhs.arguments + rhs.arguments, isPredicate: true)
-  }
-  /// The condition does not hold.
-  public static prefix func ! (query: Query) -> Query {
-    Query(expression: "NOT (\(query.predicate))", arguments: query.arguments, isPredicate: true)
+  /// The condition of a subquery, its key paths through the collection starting from the
+  /// subquery's variable instead.
+  private static func subquery(
+    _ node: QueryExpressionNode, variable: String, collection: inout String?
+  ) -> QueryExpressionNode {
+    switch node {
+    case .keyPath(let path, let options, let end):
+      guard options.contains(.isCollection), let end, end > 0 else { return node }
+      collection = path[..<end].joined(separator: ".")
+      return .keyPath([variable] + path[end...], [.isCollection], collectionEnd: 1)
+    case .not(let child):
+      return .not(subquery(child, variable: variable, collection: &collection))
+    case .comparison(let op, let lhs, let rhs, let options):
+      return .comparison(
+        op, subquery(lhs, variable: variable, collection: &collection),
+        subquery(rhs, variable: variable, collection: &collection), options)
+    case .between(let value, let lower, let upper):
+      return .between(
+        subquery(value, variable: variable, collection: &collection),
+        subquery(lower, variable: variable, collection: &collection),
+        subquery(upper, variable: variable, collection: &collection))
+    case .constant, .subqueryCount:
+      return node
+    case .mapSubscript:
+      fatalError("Subqueries do not support map subscripts.")
+    }
   }
 }

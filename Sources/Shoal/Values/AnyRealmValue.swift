@@ -111,6 +111,8 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue {
     _rlmFromAny(value) ?? .none
   }
 
+  /// Stored as itself.
+  public typealias PersistedType = AnyRealmValue
   public static var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.any, optional: true) }
   public static func _rlmDefaultValue() -> AnyRealmValue { .none }
 

@@ -1,10 +1,10 @@
 import Foundation
 
 /// What `CustomPersistable` and `FailableCustomPersistable` share: a type stored as another
-/// type Shoal supports, its `PersistedType` (RealmSwift's `_CustomPersistable`).
-public protocol _CustomPersistable: RealmCollectionValue {
-  /// The supported type the value is stored as: a primitive type or an `EmbeddedObject`.
-  associatedtype PersistedType: RealmCollectionValue
+/// type Shoal supports, its `PersistedType` (RealmSwift's `_CustomPersistable`): a primitive
+/// type or an `EmbeddedObject`.
+public protocol _CustomPersistable: _RealmCollectionValueInsideOptional
+where PersistedType: _RealmCollectionValueInsideOptional {
   /// The value to store.
   var persistableValue: PersistedType { get }
   /// The value a stored one maps to; nil when it maps to none.

@@ -246,6 +246,6 @@ extension Query where T: OptionalProtocol, T.Wrapped: EmbeddedObject {
   /// [longitude, latitude]) lies within `value`: a `GeoBox`, `GeoPolygon` or `GeoCircle`.
   /// Objects without a location, or with one not in that shape, never match.
   public func geoWithin<U: RLMGeospatial>(_ value: U) -> Query<Bool> {
-    Query<Bool>(expression: "\(expression) IN %@", arguments: arguments + [value], isPredicate: true)
+    Query<Bool>(node: .comparison(.in, node, .constant(value), []))
   }
 }

@@ -17,6 +17,31 @@ public struct _AccessContext {
   }
 }
 
+/// A type with the type it is stored as (RealmSwift's `_HasPersistedType`): `Self` for the types
+/// Shoal stores directly, the raw value for a `PersistableEnum`, the mapped type for a
+/// `CustomPersistable`. Generic code constrains on it, as RealmSwift's does:
+///
+/// ```swift
+/// func lowest<V: RealmCollectionValue>(_ list: List<V>) -> V? where V.PersistedType: MinMaxType {
+///   list.min()
+/// }
+/// ```
+public protocol _HasPersistedType {
+  /// The type the value is stored as.
+  associatedtype PersistedType
+}
+
+/// A type whose schema property can be found from the type alone (RealmSwift's
+/// `_RealmSchemaDiscoverable`): what generic code asks of a value type.
+public protocol _RealmSchemaDiscoverable {
+  /// The property type values of this type are stored as.
+  static var _rlmType: PropertyType { get }
+  /// Whether the property is optional.
+  static var _rlmOptional: Bool { get }
+  /// Whether a legacy declaration needs `@objc`: never on Linux.
+  static var _rlmRequireObjc: Bool { get }
+}
+
 /// A type that can be stored in a `@Persisted` property: RealmSwift's `_Persistable`.
 ///
 /// Conforming types are the ones RealmSwift supports: `Bool`, the integer types, `Float`,
@@ -24,7 +49,7 @@ public struct _AccessContext {
 /// `PersistableEnum` enums, optionals of these, `Object` subclasses (as optionals), `List`,
 /// `MutableSet`, `Map` and `LinkingObjects`. Do not conform your own types; use
 /// `PersistableEnum` for enums.
-public protocol _Persistable {
+public protocol _Persistable: _RealmSchemaDiscoverable, _HasPersistedType where PersistedType: _Persistable {
   /// How the type is stored.
   static var _rlmTypeInfo: _PersistedTypeInfo { get }
   /// The value of a property declared without a default.
@@ -47,6 +72,10 @@ public protocol _Persistable {
 }
 
 extension _Persistable {
+  public static var _rlmType: PropertyType { _rlmTypeInfo.type }
+  public static var _rlmOptional: Bool { _rlmTypeInfo.isOptional }
+  public static var _rlmRequireObjc: Bool { false }
+
   public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
     _rlmFromStored(value, context)
   }
@@ -68,7 +97,14 @@ extension _Persistable {
 }
 
 /// A type that can be an element of `List`, `MutableSet`, `Results` or a value of `Map`.
-public protocol RealmCollectionValue: _Persistable, Hashable, SendableMetatype {}
+public protocol RealmCollectionValue: _Persistable, Hashable, SendableMetatype
+where PersistedType: RealmCollectionValue {}
+
+/// A type that can be an element of a collection inside an `Optional` (RealmSwift's
+/// `_RealmCollectionValueInsideOptional`): every collection value but `AnyRealmValue` and
+/// optionals themselves.
+public protocol _RealmCollectionValueInsideOptional: RealmCollectionValue
+where PersistedType: _RealmCollectionValueInsideOptional {}
 
 /// A type that can be a `Map` key. Only `String`, as in RealmSwift.
 public protocol _MapKey: Hashable, Sendable {
@@ -87,9 +123,11 @@ extension String: _MapKey {
 public protocol _Indexable {}
 /// Types that can be a primary key with `@Persisted(primaryKey: true)`.
 public protocol _PrimaryKey {}
-/// Types usable with `min(ofProperty:)` and `max(ofProperty:)`.
+/// Types usable with `min(ofProperty:)` and `max(ofProperty:)`; a collection's `min()` and
+/// `max()` need their elements' `PersistedType` to be one.
 public protocol MinMaxType {}
-/// Types usable with `sum(ofProperty:)` and `average(ofProperty:)`.
+/// Types usable with `sum(ofProperty:)` and `average(ofProperty:)`; a collection's `sum()` and
+/// `average()` need their elements' `PersistedType` to be one.
 public protocol AddableType {}
 
 // MARK: - Scalars
@@ -116,7 +154,8 @@ extension _ScalarPersistable {
   }
 }
 
-extension Bool: _ScalarPersistable, _Indexable {
+extension Bool: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable {
+  public typealias PersistedType = Bool
   static var _rlmScalarType: PropertyType { .bool }
   static func _rlmScalar(_ value: RowValue) -> Bool? { if case .bool(let b) = value { return b } else { return nil } }
   var _rlmScalarValue: RowValue { .bool(self) }
@@ -138,13 +177,27 @@ extension _IntPersistable {
   var _rlmScalarValue: RowValue { .int(Int64(truncatingIfNeeded: self)) }
   static var _rlmZero: Self { 0 }
 }
-extension Int: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
-extension Int8: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
-extension Int16: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
-extension Int32: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
-extension Int64: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType {}
+extension Int: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional {
+  public typealias PersistedType = Int
+}
+extension Int8: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional {
+  public typealias PersistedType = Int8
+}
+extension Int16: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional
+{
+  public typealias PersistedType = Int16
+}
+extension Int32: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional
+{
+  public typealias PersistedType = Int32
+}
+extension Int64: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional
+{
+  public typealias PersistedType = Int64
+}
 
-extension Float: _ScalarPersistable, MinMaxType, AddableType {
+extension Float: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMaxType, AddableType {
+  public typealias PersistedType = Float
   static var _rlmScalarType: PropertyType { .float }
   static func _rlmScalar(_ value: RowValue) -> Float? {
     switch value {
@@ -158,7 +211,8 @@ extension Float: _ScalarPersistable, MinMaxType, AddableType {
   static var _rlmZero: Float { 0 }
 }
 
-extension Double: _ScalarPersistable, MinMaxType, AddableType {
+extension Double: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMaxType, AddableType {
+  public typealias PersistedType = Double
   static var _rlmScalarType: PropertyType { .double }
   static func _rlmScalar(_ value: RowValue) -> Double? {
     switch value {
@@ -172,7 +226,8 @@ extension Double: _ScalarPersistable, MinMaxType, AddableType {
   static var _rlmZero: Double { 0 }
 }
 
-extension String: _ScalarPersistable, _Indexable, _PrimaryKey {
+extension String: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey {
+  public typealias PersistedType = String
   static var _rlmScalarType: PropertyType { .string }
   static func _rlmScalar(_ value: RowValue) -> String? {
     if case .string(let s) = value { return s } else { return nil }
@@ -181,21 +236,24 @@ extension String: _ScalarPersistable, _Indexable, _PrimaryKey {
   static var _rlmZero: String { "" }
 }
 
-extension Data: _ScalarPersistable {
+extension Data: _ScalarPersistable, _RealmCollectionValueInsideOptional {
+  public typealias PersistedType = Data
   static var _rlmScalarType: PropertyType { .data }
   static func _rlmScalar(_ value: RowValue) -> Data? { if case .data(let d) = value { return d } else { return nil } }
   var _rlmScalarValue: RowValue { .data(self) }
   static var _rlmZero: Data { Data() }
 }
 
-extension Date: _ScalarPersistable, _Indexable, MinMaxType {
+extension Date: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, MinMaxType {
+  public typealias PersistedType = Date
   static var _rlmScalarType: PropertyType { .date }
   static func _rlmScalar(_ value: RowValue) -> Date? { if case .date(let d) = value { return d } else { return nil } }
   var _rlmScalarValue: RowValue { .date(self) }
   static var _rlmZero: Date { Date(timeIntervalSince1970: 0) }
 }
 
-extension UUID: _ScalarPersistable, _Indexable, _PrimaryKey {
+extension UUID: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey {
+  public typealias PersistedType = UUID
   static var _rlmScalarType: PropertyType { .UUID }
   static func _rlmScalar(_ value: RowValue) -> UUID? { if case .uuid(let u) = value { return u } else { return nil } }
   var _rlmScalarValue: RowValue { .uuid(self) }
@@ -203,7 +261,8 @@ extension UUID: _ScalarPersistable, _Indexable, _PrimaryKey {
   static var _rlmZero: UUID { UUID() }
 }
 
-extension ObjectId: _ScalarPersistable, _Indexable, _PrimaryKey, MinMaxType {
+extension ObjectId: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey, MinMaxType {
+  public typealias PersistedType = ObjectId
   static var _rlmScalarType: PropertyType { .objectId }
   static func _rlmScalar(_ value: RowValue) -> ObjectId? {
     if case .objectId(let o) = value { return o } else { return nil }
@@ -213,7 +272,8 @@ extension ObjectId: _ScalarPersistable, _Indexable, _PrimaryKey, MinMaxType {
   static var _rlmZero: ObjectId { ObjectId.generate() }
 }
 
-extension Decimal128: _ScalarPersistable, MinMaxType, AddableType {
+extension Decimal128: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMaxType, AddableType {
+  public typealias PersistedType = Decimal128
   static var _rlmScalarType: PropertyType { .decimal128 }
   static func _rlmScalar(_ value: RowValue) -> Decimal128? {
     switch value {
@@ -229,6 +289,17 @@ extension Decimal128: _ScalarPersistable, MinMaxType, AddableType {
 
 // MARK: - Optionals
 
+extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
+  /// The wrapped type's persisted type, optional.
+  public typealias PersistedType = Wrapped.PersistedType?
+}
+
+extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmSchemaDiscoverable {
+  public static var _rlmType: PropertyType { Wrapped._rlmType }
+  public static var _rlmOptional: Bool { true }
+  public static var _rlmRequireObjc: Bool { false }
+}
+
 extension Optional: _Persistable where Wrapped: _Persistable {
   public static var _rlmTypeInfo: _PersistedTypeInfo { Wrapped._rlmTypeInfo.optional() }
   public static func _rlmDefaultValue() -> Wrapped? { nil }
@@ -242,18 +313,29 @@ extension Optional: _Persistable where Wrapped: _Persistable {
     case .some(let wrapped): return wrapped._rlmToStored(context)
     }
   }
-  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Wrapped? { Wrapped._rlmProbe(probe) }
+  /// A link's probe object (key paths go on through it); nil for a value, which a key path
+  /// ends at (a failable mapped type may have no value to probe with).
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Wrapped? {
+    let info = Wrapped._rlmTypeInfo
+    return info.objectType != nil && !info.isMapped ? Wrapped._rlmProbe(probe) : nil
+  }
   public static func _rlmFromAny(_ value: Any?) -> Wrapped?? {
     guard let value, !(value is NSNull) else { return .some(nil) }
     if let optional = value as? Wrapped? { return .some(optional) }
     return Wrapped._rlmFromAny(value).map { .some($0) }
   }
 }
-extension Optional: RealmCollectionValue where Wrapped: RealmCollectionValue {}
+extension Optional: RealmCollectionValue where Wrapped: _RealmCollectionValueInsideOptional {}
 extension Optional: _Indexable where Wrapped: _Indexable {}
 extension Optional: _PrimaryKey where Wrapped: _PrimaryKey {}
-extension NSNumber: MinMaxType, AddableType {}
-extension NSDate: MinMaxType {}
+extension NSNumber: MinMaxType, AddableType, _HasPersistedType {
+  /// Aggregates can be read as `NSNumber`, as in RealmSwift.
+  public typealias PersistedType = NSNumber
+}
+extension NSDate: MinMaxType, _HasPersistedType {
+  /// `min`/`max` of dates can be read as `NSDate`, as in RealmSwift.
+  public typealias PersistedType = NSDate
+}
 extension Optional: MinMaxType where Wrapped: MinMaxType {}
 extension Optional: AddableType where Wrapped: AddableType {}
 
@@ -265,10 +347,14 @@ extension Optional: AddableType where Wrapped: AddableType {}
 /// enum TaskStatus: String, PersistableEnum { case open, done }
 /// class Task: Object { @Persisted var status = TaskStatus.open }
 /// ```
-public protocol PersistableEnum: RealmCollectionValue, CaseIterable, RawRepresentable
-where RawValue: _Persistable {}
+public protocol PersistableEnum: _RealmCollectionValueInsideOptional, CaseIterable, RawRepresentable, MinMaxType,
+  Comparable
+where RawValue: _RealmCollectionValueInsideOptional & Comparable, PersistedType == RawValue {}
 
 extension PersistableEnum {
+  /// Enums order by their raw values, as RealmSwift's do.
+  public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
   public static var _rlmTypeInfo: _PersistedTypeInfo { RawValue._rlmTypeInfo }
   public static func _rlmDefaultValue() -> Self {
     // A CaseIterable enum conforming to PersistableEnum has at least one case to be useful;
