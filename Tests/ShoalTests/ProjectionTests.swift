@@ -72,3 +72,113 @@ struct ProjectionTests {
     #expect(ada.dogNames.description == "ProjectedCollection<String> {\n\t[0] a\n\t[1] b\n}")
   }
 }
+
+@Suite("Projections: collections, key paths, actors and references")
+struct ProjectionCollectionTests {
+  private func realmWithAda() throws -> (Realm, PersonProjection) {
+    let realm = try Realm(configuration: fileConfiguration())
+    try realm.write {
+      let p = Person(id: 1, name: "Ada", age: 36)
+      p.dogs.append(objectsIn: [Dog(value: ["name": "a"]), Dog(value: ["name": "b"])])
+      realm.add(p)
+    }
+    return (realm, try #require(realm.objects(PersonProjection.self).first))
+  }
+
+  @Test func aProjectedCollectionWritesThroughFreezesAndThaws() throws {
+    let (realm, ada) = try realmWithAda()
+    let names = ada.dogNames
+    #expect(names.realm != nil && !names.isInvalidated && !names.isFrozen)
+    #expect(names.index(of: "b") == 1)
+    try realm.write { names[0] = "Ace" }
+    #expect(ada.rootObject.dogs[0].name == "Ace")
+    let frozen = names.freeze()
+    #expect(frozen.isFrozen && Array(frozen) == ["Ace", "b"])
+    try realm.write { ada.rootObject.dogs.append(Dog(value: ["name": "c"])) }
+    #expect(Array(frozen) == ["Ace", "b"])
+    #expect(frozen.thaw().map(Array.init) == ["Ace", "b", "c"])
+    // Readable from another thread when frozen.
+    nonisolated(unsafe) let shared = frozen
+    #expect(try resultOnOtherThread { Array(shared) } == ["Ace", "b"])
+    try realm.write { realm.delete(ada.rootObject) }
+    #expect(names.isInvalidated)
+  }
+
+  @Test func aProjectedCollectionIsObservedLikeItsList() throws {
+    let (realm, ada) = try realmWithAda()
+    var changes: [String] = []
+    let token = ada.dogNames.observe { change in
+      switch change {
+      case .initial(let names): changes.append("initial \(Array(names))")
+      case .update(let names, let deletions, let insertions, let modifications):
+        changes.append("\(Array(names)) -\(deletions) +\(insertions) ~\(modifications)")
+      case .error(let error): changes.append("error \(error)")
+      }
+    }
+    try realm.write { ada.rootObject.dogs[1].name = "B" }
+    try realm.write { ada.rootObject.dogs.remove(at: 0) }
+    #expect(changes == ["initial [\"a\", \"b\"]", "[\"a\", \"B\"] -[] +[] ~[1]", "[\"B\"] -[0] +[] ~[]"])
+    token.invalidate()
+  }
+
+  @Test func projectionsAreObservedBySwiftKeyPaths() throws {
+    let (realm, ada) = try realmWithAda()
+    var seen: [[String]] = []
+    let token = ada.observe(keyPaths: [\PersonProjection.years]) { change in
+      if case .change(_, let properties) = change { seen.append(properties.map(\.name)) }
+    }
+    try realm.write { ada.rootObject.name = "Ada L." }
+    try realm.write { ada.rootObject.age = 37 }
+    #expect(seen == [["years"]])
+    token.invalidate()
+  }
+
+  @Test func projectionsCrossThreadsByReference() throws {
+    let (realm, ada) = try realmWithAda()
+    let reference = ThreadSafeReference(to: ada)
+    let configuration = realm.configuration
+    let name = try resultOnOtherThread { () -> String? in
+      try Realm(configuration: configuration).resolve(reference)?.displayName
+    }
+    #expect(name == "Ada")
+  }
+
+  @Test(.timeLimit(.minutes(1))) func projectionsAndCollectionsAreObservedOnActors() async throws {
+    let (realm, ada) = try realmWithAda()
+    let events = EventRecorder()
+    let token = await ada.observe(keyPaths: ["years"], on: EventActor.shared) { _, change in
+      if case .change(let projection, let properties) = change {
+        events.record("\(properties.map(\.name)) \(projection.years)")
+      }
+    }
+    let collectionToken = await realm.objects(Person.self).observe(on: EventActor.shared) { _, change in
+      if case .update(let people, _, _, let modifications) = change {
+        events.record("people \(people.count) ~\(modifications)")
+      }
+    }
+    try realm.write { ada.rootObject.age = 40 }
+    #expect(await events.wait(for: 2).sorted() == ["[\"years\"] 40", "people 1 ~[0]"])
+    token.invalidate()
+    collectionToken.invalidate()
+  }
+}
+
+@globalActor actor EventActor {
+  static let shared = EventActor()
+}
+
+/// Collects events from other isolation domains; `wait(for:)` returns once `count` arrived.
+final class EventRecorder: Sendable {
+  private let stream: AsyncStream<String>
+  private let continuation: AsyncStream<String>.Continuation
+  init() { (stream, continuation) = AsyncStream.makeStream() }
+  func record(_ event: String) { continuation.yield(event) }
+  func wait(for count: Int) async -> [String] {
+    var events: [String] = []
+    for await event in stream {
+      events.append(event)
+      if events.count == count { break }
+    }
+    return events
+  }
+}

@@ -125,3 +125,58 @@ struct SectionedResultsTests {
     token.invalidate()
   }
 }
+
+@Suite("Sectioned results of values, iterators and index paths")
+struct SectionedValuesTests {
+  @Test func collectionsOfValuesAreSectionedByAClosure() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let person = Person(id: 1, name: "Ada", age: 36)
+    try realm.write {
+      person.tags.append(objectsIn: ["banana", "apple", "cherry", "avocado", "blueberry"])
+      person.luckyNumbers.insert(objectsIn: [3, 14, 15, 92])
+      realm.add(person)
+    }
+    let byInitial = person.tags.sectioned(by: { String($0.prefix(1)) })
+    #expect(byInitial.allKeys == ["a", "b", "c"])
+    #expect(Array(byInitial[0]) == ["apple", "avocado"])
+    let descending = person.tags.sectioned(by: { String($0.prefix(1)) }, ascending: false)
+    #expect(descending.allKeys == ["c", "b", "a"])
+    #expect(descending[IndexPath(item: 1, section: 1)] == "banana")
+    let byDecade = person.luckyNumbers.sectioned(by: { $0 / 10 })
+    #expect(byDecade.allKeys == [0, 1, 9])
+    #expect(byDecade.map(\.count) == [1, 2, 1])
+    // Objects by a closure with sort descriptors.
+    try realm.write {
+      for name in ["Rex", "Ruby", "Bo"] { realm.add(Dog(value: ["name": name])) }
+    }
+    let dogs = realm.objects(Dog.self).sectioned(
+      by: { String($0.name.prefix(1)) }, sortDescriptors: [SortDescriptor(keyPath: "name")])
+    #expect(dogs.allKeys == ["B", "R"])
+  }
+
+  @Test func iteratorsWalkSectionsAndTheirElements() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let person = Person(id: 1, name: "Ada", age: 36)
+    try realm.write {
+      person.tags.append(objectsIn: ["b1", "a1", "b2"])
+      realm.add(person)
+    }
+    let sectioned = person.tags.sectioned(by: { String($0.prefix(1)) })
+    var iterator = sectioned.makeIterator()
+    var keys: [String] = []
+    while let section = iterator.next() {
+      keys.append(section.key)
+      var elements = section.makeIterator()
+      var seen: [String] = []
+      while let element = elements.next() { seen.append(element) }
+      #expect(seen == Array(section))
+    }
+    #expect(keys == ["a", "b"])
+    let copy = sectioned
+    #expect(copy == sectioned)
+    #expect(sectioned != person.tags.sectioned(by: { String($0.prefix(2)) }))
+    #expect(sectioned[0] != sectioned[1])
+    let path = IndexPath(item: 2, section: 5)
+    #expect(path.section == 5 && path.item == 2)
+  }
+}

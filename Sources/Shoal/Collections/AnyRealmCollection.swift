@@ -46,6 +46,12 @@ where Index == Int, Element: RealmCollectionValue, Iterator == RLMIterator<Eleme
   func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType
   /// The average of a property.
   func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType
+  /// Calls `block` isolated to `actor` with the collection's first state and each change; the
+  /// collection it receives belongs to a Realm confined to that actor.
+  func observe<A: Actor>(
+    keyPaths: [String]?, on actor: A, _isolation: isolated (any Actor)?,
+    _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void
+  ) async -> NotificationToken
   /// Whether the collection belongs to a frozen Realm.
   var isFrozen: Bool { get }
   /// A frozen (immutable, thread-safe) snapshot of the collection.
@@ -61,6 +67,18 @@ extension RealmCollection {
   ) -> NotificationToken {
     observe(keyPaths: keyPaths, on: queue, block)
   }
+
+  /// `observe(keyPaths:on:_isolation:_:)` with its defaults, for code generic over collections.
+  ///
+  /// ```swift
+  /// let token = await dogs.observe(on: MainActor.shared) { _, change in print(change) }
+  /// ```
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void
+  ) async -> NotificationToken {
+    await observe(keyPaths: keyPaths, on: actor, _isolation: _isolation, block)
+  }
 }
 
 extension RealmCollection where Element: ObjectBase {
@@ -71,6 +89,15 @@ extension RealmCollection where Element: ObjectBase {
     _ block: @escaping (RealmCollectionChange<Self>) -> Void
   ) -> NotificationToken {
     observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+
+  /// The actor `observe` with the key paths given as Swift key paths of the elements.
+  public func observe<A: Actor>(
+    keyPaths: [PartialKeyPath<Element>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Self>) -> Void
+  ) async -> NotificationToken {
+    await observe(
+      keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: actor, _isolation: _isolation, block)
   }
 }
 

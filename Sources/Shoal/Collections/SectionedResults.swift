@@ -175,7 +175,7 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   /// The element at `position` within the section.
   public subscript(position: Int) -> T { results[rows[position]] }
   /// An iterator over the section's elements.
-  public func makeIterator() -> SectionIterator<T> { SectionIterator(Array(self)) }
+  public func makeIterator() -> SectionIterator<T> { SectionIterator(indices.map { self[$0] }) }
   /// Whether both are the section with the same key of the same results.
   public static func == (lhs: ResultsSection, rhs: ResultsSection) -> Bool {
     lhs.key == rhs.key && lhs.results == rhs.results && lhs.rows == rhs.rows

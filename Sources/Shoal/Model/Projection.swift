@@ -125,7 +125,7 @@ private func anyDescription(_ value: Any) -> String {
 }
 
 /// What `Projection.observe` needs. Not for direct use.
-public protocol ProjectionObservable: AnyObject {
+public protocol ProjectionObservable: AnyObject, SendableMetatype {
   associatedtype Root: ObjectBase & RealmCollectionValue
   /// The projected object.
   var rootObject: Root { get }
@@ -133,43 +133,118 @@ public protocol ProjectionObservable: AnyObject {
   init(projecting object: Root)
 }
 
+/// A projected property as observation sees it: its name, the root key path it reads and the
+/// root property that path starts with.
+struct ObservedProjectedProperty<Root: ObjectBase> {
+  let name: String
+  let rootPath: String
+  let root: String
+  let keyPath: PartialKeyPath<Root>
+}
+
 extension ProjectionObservable {
   /// Calls `block` after each commit that changes a projected property of the object (or with
-  /// `keyPaths`, those projected properties), naming the projection's properties.
+  /// `keyPaths`, those projected properties, named as the projection's properties or the root
+  /// key paths they read), naming the projection's properties.
+  ///
+  /// ```swift
+  /// let token = personProjection.observe(keyPaths: ["firstName"]) { change in
+  ///   if case .change(_, let properties) = change { print(properties.map(\.name)) }
+  /// }
+  /// ```
   public func observe(
     keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
   ) -> NotificationToken {
+    let observed = observedProperties(keyPaths)
+    return rootObject.observeObject(keyPaths: Self.rootKeyPaths(observed), on: queue) {
+      (change: ObjectChange<Root>) in
+      if let projected = Self.projectedChange(change, observing: observed) { block(projected) }
+    }
+  }
+
+  /// `observe` with the projection's Swift key paths (`[\PersonProjection.firstName]`).
+  public func observe(
+    keyPaths: [PartialKeyPath<Self>], on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<Self>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: Self.rootPaths(of: keyPaths), on: queue, block)
+  }
+
+  /// Calls `block` isolated to `actor` after each commit that changes a projected property; the
+  /// projection it receives is of the object in a Realm confined to that actor.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
+  ) async -> NotificationToken {
+    let rootPaths = Self.rootKeyPaths(observedProperties(keyPaths))
+    return await rootObject.observeObject(keyPaths: rootPaths, on: actor) {
+      (actor: isolated A, change: ObjectChange<Root>) in
+      let observed: [ObservedProjectedProperty<Root>]
+      switch change {
+      case .change(let object, _): observed = Self(projecting: object).observedProperties(keyPaths)
+      case .deleted, .error: observed = []
+      }
+      if let projected = Self.projectedChange(change, observing: observed) { block(actor, projected) }
+    }
+  }
+
+  /// The actor `observe` with the projection's Swift key paths.
+  public func observe<A: Actor>(
+    keyPaths: [PartialKeyPath<Self>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
+  ) async -> NotificationToken {
+    await observe(keyPaths: Self.rootPaths(of: keyPaths), on: actor, block)
+  }
+
+  /// The projected properties `keyPaths` choose (all of them for nil or none). A key path that
+  /// names neither a projected property nor a root key path one reads fails, as in RealmSwift.
+  func observedProperties(_ keyPaths: [String]?) -> [ObservedProjectedProperty<Root>] {
     guard let projection = self as? Projection<Root> else { fatalError("Only projections can be observed") }
-    let properties = projection.projectedProperties.map { property in
+    let all = projection.projectedProperties.map { property in
       let keyPath = property.keyPath as! PartialKeyPath<Root>  // safe: @Projected key paths start at Root
       let rootPath = _KeyPathProbe.name(ofPartial: keyPath)
-      return (
+      return ObservedProjectedProperty(
         name: property.name, rootPath: rootPath, root: String(rootPath.split(separator: ".").first ?? ""),
-        keyPath: keyPath
-      )
+        keyPath: keyPath)
     }
-    // A string key path names a projected property or, as RealmSwift's code matches them, a
-    // property of the root object.
-    let chosen = properties.filter { property in
-      guard let keyPaths else { return true }
-      return keyPaths.contains(property.name) || keyPaths.contains(property.rootPath)
-        || keyPaths.contains(property.root)
+    guard let keyPaths, !keyPaths.isEmpty else { return all }
+    for keyPath in keyPaths
+    where !all.contains(where: { $0.name == keyPath || $0.rootPath == keyPath || $0.root == keyPath }) {
+      fatalError("Property '\(keyPath)' is not a projected property of '\(Self.self)'")
     }
-    let rootPaths = chosen.map { $0.rootPath.replacingOccurrences(of: ".projectTo", with: "") }
-    // Every projected property of a changed root property is reported, with its projected value.
-    let projectedNames = Dictionary(grouping: chosen, by: \.root)
-    return rootObject.observeObject(keyPaths: rootPaths, on: queue) { (change: ObjectChange<Root>) in
-      switch change {
-      case .change(let object, let changes):
-        let renamed = changes.flatMap { change in
-          (projectedNames[change.name] ?? []).map {
-            PropertyChange(name: $0.name, oldValue: change.oldValue, newValue: object[keyPath: $0.keyPath])
-          }
+    return all.filter { keyPaths.contains($0.name) || keyPaths.contains($0.rootPath) || keyPaths.contains($0.root) }
+  }
+
+  /// The root object's key paths to observe for `observed`.
+  static func rootKeyPaths(_ observed: [ObservedProjectedProperty<Root>]) -> [String] {
+    observed.map { $0.rootPath.replacingOccurrences(of: ".projectTo", with: "") }
+  }
+
+  /// The root key paths the projection's `keyPaths` read (nil for none: every property).
+  static func rootPaths(of keyPaths: [PartialKeyPath<Self>]) -> [String]? {
+    guard !keyPaths.isEmpty else { return nil }
+    return keyPaths.map { keyPath in
+      let probe = _KeyPathProbe()
+      _ = Self(projecting: probe.probeObject(of: Root.self))[keyPath: keyPath]
+      return probe.path.joined(separator: ".")
+    }
+  }
+
+  /// The projection's change for a change of its root object: every observed projected
+  /// property of a changed root property, with its projected value; nil when none changed.
+  static func projectedChange(
+    _ change: ObjectChange<Root>, observing observed: [ObservedProjectedProperty<Root>]
+  ) -> ObjectChange<Self>? {
+    switch change {
+    case .change(let object, let changes):
+      let byRoot = Dictionary(grouping: observed, by: \.root)
+      let renamed = changes.flatMap { change in
+        (byRoot[change.name] ?? []).map {
+          PropertyChange(name: $0.name, oldValue: change.oldValue, newValue: object[keyPath: $0.keyPath])
         }
-        if !renamed.isEmpty { block(.change(Self(projecting: object), renamed)) }
-      case .deleted: block(.deleted)
-      case .error(let error): block(.error(error))
       }
+      return renamed.isEmpty ? nil : .change(Self(projecting: object), renamed)
+    case .deleted: return .deleted
+    case .error(let error): return .error(error)
     }
   }
 }
@@ -230,36 +305,160 @@ extension Realm {
 /// such as `\Person.friends.projectTo.firstName` (RealmSwift's `CollectionElementMapper`).
 @dynamicMemberLookup
 public struct CollectionElementMapper<Element: ObjectBase & RealmCollectionValue> {
-  let elements: () -> [Element]
+  let collection: AnyRealmCollection<Element>
 
   /// The collection of `member` of each element.
-  public subscript<V>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
-    ProjectedCollection(values: { elements().map { $0[keyPath: member] } })
+  public subscript<V: RealmCollectionValue>(dynamicMember member: KeyPath<Element, V>) -> ProjectedCollection<V> {
+    let writable = member as? ReferenceWritableKeyPath<Element, V>
+    return ProjectedCollection(
+      source: collection,
+      accessor: ProjectedAccessor(
+        read: { object in
+          // The source holds only `Element`s.
+          (object as! Element)[keyPath: member]  // safe: the source is an AnyRealmCollection<Element>
+        },
+        write: writable.map { keyPath in
+          { object, value in (object as! Element)[keyPath: keyPath] = value }  // safe: as above
+        }))
   }
 }
 
 extension List where Element: ObjectBase {
   /// The list's elements mapped to one of their properties, for `@Projected`.
-  public var projectTo: CollectionElementMapper<Element> { CollectionElementMapper(elements: { Array(self) }) }
+  public var projectTo: CollectionElementMapper<Element> {
+    CollectionElementMapper(collection: AnyRealmCollection(self))
+  }
 }
 
 extension MutableSet where Element: ObjectBase {
   /// The set's elements mapped to one of their properties, for `@Projected`.
-  public var projectTo: CollectionElementMapper<Element> { CollectionElementMapper(elements: { Array(self) }) }
+  public var projectTo: CollectionElementMapper<Element> {
+    CollectionElementMapper(collection: AnyRealmCollection(self))
+  }
 }
 
-/// A collection of one property of each object of a list, in a projection (RealmSwift's
-/// `ProjectedCollection`); it reads through to the list.
-public struct ProjectedCollection<Element>: RandomAccessCollection, CustomStringConvertible {
-  let values: () -> [Element]
+/// How a `ProjectedCollection` reads (and, when the key path is writable, writes) the property
+/// of each object.
+struct ProjectedAccessor<Value> {
+  let read: (ObjectBase) -> Value
+  let write: ((ObjectBase, Value) -> Void)?
+}
+
+/// The objects behind a `ProjectedCollection`, whatever their class.
+protocol ProjectedSource {
+  var count: Int { get }
+  func object(at index: Int) -> ObjectBase
+  var realm: Realm? { get }
+  var isInvalidated: Bool { get }
+  var isFrozen: Bool { get }
+  func frozenSource() -> any ProjectedSource
+  func thawedSource() -> (any ProjectedSource)?
+  func observeSource(
+    keyPaths: [String]?, on queue: DispatchQueue?,
+    _ block: @escaping (RealmCollectionChange<any ProjectedSource>) -> Void
+  ) -> NotificationToken
+}
+
+extension AnyRealmCollection: ProjectedSource where Element: ObjectBase {
+  func object(at index: Int) -> ObjectBase { self[index] }
+  func frozenSource() -> any ProjectedSource { freeze() }
+  func thawedSource() -> (any ProjectedSource)? { thaw() }
+  func observeSource(
+    keyPaths: [String]?, on queue: DispatchQueue?,
+    _ block: @escaping (RealmCollectionChange<any ProjectedSource>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: keyPaths, on: queue) { change in
+      switch change {
+      case .initial(let collection): block(.initial(collection))
+      case .update(let collection, let deletions, let insertions, let modifications):
+        block(.update(collection, deletions: deletions, insertions: insertions, modifications: modifications))
+      case .error(let error): block(.error(error))
+      }
+    }
+  }
+}
+
+/// A collection of one property of each object of a list or set, in a projection (RealmSwift's
+/// `ProjectedCollection`): it reads through to the objects, and writes to them when the key path
+/// is writable; it can be observed, frozen and thawed like the list.
+///
+/// ```swift
+/// class PersonProjection: Projection<Person> {
+///   @Projected(\Person.friends.projectTo.firstName) var friendNames: ProjectedCollection<String>
+/// }
+/// try realm.write { projection.friendNames[0] = "Ann" }  // renames the first friend
+/// ```
+public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible,
+  ThreadConfined
+{
+  public typealias Index = Int
+  let source: any ProjectedSource
+  let accessor: ProjectedAccessor<Element>
 
   public var startIndex: Int { 0 }
-  public var endIndex: Int { values().count }
-  /// The value at `position`.
-  public subscript(position: Int) -> Element { values()[position] }
+  public var endIndex: Int { source.count }
+
+  /// The value at `position`; setting it sets the property of the object there (in a write
+  /// transaction).
+  public subscript(position: Int) -> Element {
+    get {
+      if position < 0 { fatalError("Cannot pass a negative value to retrieve an element: \(position)") }
+      return accessor.read(source.object(at: position))
+    }
+    nonmutating set {
+      guard let write = accessor.write else {
+        fatalError("Cannot set a value in a ProjectedCollection whose key path is read-only")
+      }
+      write(source.object(at: position), newValue)
+    }
+  }
+
+  /// The position of the first element equal to `object`, or nil.
+  public func index(of object: Element) -> Int? { firstIndex(of: object) }
+
+  /// The Realm of the objects, or nil when unmanaged.
+  public var realm: Realm? { source.realm }
+  /// Whether the objects' list can no longer be accessed.
+  public var isInvalidated: Bool { source.isInvalidated }
+  /// Whether the collection belongs to a frozen Realm.
+  public var isFrozen: Bool { source.isFrozen }
+  /// A frozen snapshot of the collection, readable from any thread.
+  public func freeze() -> ProjectedCollection { ProjectedCollection(source: source.frozenSource(), accessor: accessor) }
+  /// The live collection for a frozen one; nil when its list no longer exists.
+  public func thaw() -> ProjectedCollection? {
+    source.thawedSource().map { ProjectedCollection(source: $0, accessor: accessor) }
+  }
+
+  /// Calls `block` with the collection's first state and after each commit that changes the
+  /// objects or which objects are in it (on `queue` when given), as `List.observe`.
+  public func observe(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+    _ block: @escaping (RealmCollectionChange<ProjectedCollection<Element>>) -> Void
+  ) -> NotificationToken {
+    let accessor = self.accessor
+    return source.observeSource(keyPaths: keyPaths, on: queue) { change in
+      switch change {
+      case .initial(let source): block(.initial(ProjectedCollection(source: source, accessor: accessor)))
+      case .update(let source, let deletions, let insertions, let modifications):
+        block(
+          .update(
+            ProjectedCollection(source: source, accessor: accessor), deletions: deletions, insertions: insertions,
+            modifications: modifications))
+      case .error(let error): block(.error(error))
+      }
+    }
+  }
+
+  /// `observe(keyPaths:on:_:)` for every change.
+  public func observe(
+    on queue: DispatchQueue?, _ block: @escaping (RealmCollectionChange<ProjectedCollection<Element>>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: nil, on: queue, block)
+  }
+
   /// RealmSwift's layout: `ProjectedCollection<Type> {`, then `\t[i] value` per element, `}`.
   public var description: String {
-    let lines = values().enumerated().map { "\t[\($0.offset)] \($0.element)" }
+    let lines = enumerated().map { "\t[\($0.offset)] \($0.element)" }
     return "ProjectedCollection<\(Element.self)> {\n" + lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n")
       + "}"
   }

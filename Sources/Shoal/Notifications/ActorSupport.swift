@@ -104,7 +104,7 @@ extension Results {
   /// Calls `block` isolated to `actor` with the results' initial state and their changes; the
   /// results it receives belong to a Realm confined to that actor.
   public func observe<A: Actor>(
-    keyPaths: [String]? = nil, on actor: A,
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, RealmCollectionChange<Results<Element>>) -> Void
   ) async -> NotificationToken {
     await RealmCore.observeCollection(
@@ -116,7 +116,7 @@ extension List {
   /// Calls `block` isolated to `actor` with the list's initial state and its changes; the list
   /// it receives belongs to a Realm confined to that actor.
   public func observe<A: Actor>(
-    keyPaths: [String]? = nil, on actor: A,
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, RealmCollectionChange<List<Element>>) -> Void
   ) async -> NotificationToken {
     guard parent?._core != nil else { unmanagedCollectionFailure("RLMArray") }
@@ -129,7 +129,7 @@ extension MutableSet {
   /// Calls `block` isolated to `actor` with the set's initial state and its changes; the set
   /// it receives belongs to a Realm confined to that actor.
   public func observe<A: Actor>(
-    keyPaths: [String]? = nil, on actor: A,
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, RealmCollectionChange<MutableSet<Element>>) -> Void
   ) async -> NotificationToken {
     guard parent?._core != nil else { unmanagedCollectionFailure("RLMSet") }
@@ -138,11 +138,31 @@ extension MutableSet {
   }
 }
 
+extension LinkingObjects {
+  /// Calls `block` isolated to `actor` with the linking objects' initial state and their
+  /// changes; the collection it receives belongs to a Realm confined to that actor.
+  public func observe<A: Actor>(
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, RealmCollectionChange<LinkingObjects<Element>>) -> Void
+  ) async -> NotificationToken {
+    guard owner?._core != nil else { fatalError("Only collections managed by a Realm can be observed") }
+    let name = propertyName
+    return await RealmCore.observeCollection(
+      results().state, keyPaths: keyPaths, actor: actor,
+      rebuild: { state in
+        guard case .list(let owner, _, let index)? = state.source else {
+          return LinkingObjects(fromOriginProperty: name)
+        }
+        return LinkingObjects(owner: owner, index: index, propertyName: name)
+      }, block: block)
+  }
+}
+
 extension AnyRealmCollection {
   /// Calls `block` isolated to `actor` with the collection's initial state and its changes;
   /// the collection it receives belongs to a Realm confined to that actor.
   public func observe<A: Actor>(
-    keyPaths: [String]? = nil, on actor: A,
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, RealmCollectionChange<AnyRealmCollection<Element>>) -> Void
   ) async -> NotificationToken {
     await RealmCore.observeCollection(
@@ -154,7 +174,19 @@ extension _ObservableObject {
   /// Calls `block` isolated to `actor` after each commit that changes the object; the object it
   /// receives belongs to a Realm confined to that actor.
   public func observe<A: Actor>(
-    keyPaths: [String]? = nil, on actor: A, _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
+  ) async -> NotificationToken {
+    await observeObject(keyPaths: keyPaths, on: actor, block)
+  }
+}
+
+extension ObjectBase {
+  /// Calls `block` isolated to `actor` after each commit that changes the object, with the
+  /// object as `T` in a Realm confined to that actor.
+  func observeObject<T: ObjectBase, A: Actor>(
+    keyPaths: [String]?, on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<T>) -> Void
   ) async -> NotificationToken {
     guard let core = _core, let table = _table else {
       fatalError("Only objects which are managed by a Realm support change notifications")
@@ -166,7 +198,7 @@ extension _ObservableObject {
       actor, configuration: core.configuration, snapshot: core.read,
       setUp: { actorCore in
         guard let table = actorCore.table(named: tableName), actorCore.exists(table: table, key: key),
-          let object = actorCore.object(table, key) as? Self
+          let object = actorCore.object(table, key) as? T
         else { return }
         actorCore.addObserver(
           ObjectObserver(
@@ -181,7 +213,7 @@ extension Map {
   /// Calls `block` isolated to `actor` with the map's initial state and its changes; the map
   /// it receives belongs to a Realm confined to that actor.
   public func observe<A: Actor>(
-    keyPaths: [String]? = nil, on actor: A,
+    keyPaths: [String]? = nil, on actor: A, _isolation: isolated (any Actor)? = #isolation,
     _ block: @Sendable @escaping (isolated A, RealmMapChange<Map<Key, Value>>) -> Void
   ) async -> NotificationToken {
     guard let parent, let core = parent._core, let table = parent._table else {

@@ -43,7 +43,10 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
 
   /// Creates a reference to a managed object or collection.
   public init(to threadConfined: Confined) {
-    guard let resolvable = threadConfined as? any ThreadSafeResolvable, let realm = threadConfined.realm else {
+    guard let resolvable = threadConfined as? any ThreadSafeResolvable else {
+      fatalError("A ThreadSafeReference cannot carry \(Confined.self): pass the Results it was made from instead")
+    }
+    guard let realm = threadConfined.realm else {
       fatalError("Cannot construct reference to unmanaged object, which can be passed across threads directly")
     }
     if threadConfined.isInvalidated {
@@ -170,3 +173,15 @@ extension AnyRealmCollection: ThreadConfined, ThreadSafeResolvable {
     return AnyRealmCollection(Results<Element>(state: state))
   }
 }
+
+extension Projection: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation { rootObject.objectLocation }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    (ObjectBase.resolveObject(location, in: core) as? Root).map { Self(projecting: $0) }
+  }
+}
+
+// Sectioned results are thread-confined like the results they section; a
+// `ThreadSafeReference` carries the results (section them again after resolving).
+extension SectionedResults: ThreadConfined {}
+extension ResultsSection: ThreadConfined {}
