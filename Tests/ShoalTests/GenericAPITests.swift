@@ -184,4 +184,53 @@ private func storedType<V: _RealmSchemaDiscoverable>(_: V.Type) -> (PropertyType
     #expect((query.id > 1 && !(query.id == 2))._constructPredicate().0 == "((id > %@) && NOT (id == %@))")
     #expect(query.mood.in([.happy, .sleepy])._constructPredicate().0 == "(mood IN %@)")
   }
+
+  @Test func bridgeCastsConvertKeyValueCodingValues() throws {
+    let realm = try populated()
+    let gauge = try #require(realm.object(ofType: Gauge.self, forPrimaryKey: 1))
+    let raw = try #require(gauge.levels.value(forKey: "self") as? [Any])
+    let levels: [Level] = raw.map { dynamicBridgeCast(fromObjectiveC: $0) }
+    #expect(levels == Array(gauge.levels))
+    let optionals = try #require(gauge.optionalLevels.value(forKey: "self") as? [Any])
+    let typed: [Level?] = optionals.map { dynamicBridgeCast(fromObjectiveC: $0) }
+    #expect(typed == [nil, .high, .mid])
+    #expect(dynamicBridgeCast(fromSwift: Int?.none) is NSNull)
+    #expect(dynamicBridgeCast(fromSwift: 5) as? Int == 5)
+  }
+
+  @MainActor @Test func aRealmOpensOnTheMainActor() async throws {
+    var configuration = memoryConfiguration()
+    configuration.objectTypes = [Gauge.self, GaugeSample.self]
+    let realm = try await Realm(configuration: configuration, downloadBeforeOpen: .always)
+    try realm.write { realm.add(GaugeSample(value: ["value": 1])) }
+    #expect(realm.objects(GaugeSample.self).count == 1)
+  }
+
+  @Test func mixedSumsAreDecimal() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let object = AllTypes()
+    try realm.write { realm.add(object) }
+    #expect(object.anyMap.sum() == .decimal128(Decimal128(0)))
+    try realm.write { object.anyMap["a"] = .int(3) }
+    #expect(object.anyMap.sum() == .decimal128(Decimal128(3)))
+    let values: [AnyRealmValue] = [.int(2), .double(1.5), .string("x"), .decimal128(Decimal128(1))]
+    let unmanaged = List<AnyRealmValue>()
+    #expect(unmanaged.sum() == .int(0))
+    unmanaged.append(objectsIn: values)
+    #expect(unmanaged.sum() == .decimal128(Decimal128(4.5)))
+  }
+
+  @Test func defaultsOfDatesAndMappedEmbeddedObjects() {
+    let before = Date()
+    let sample = DatedSample()
+    #expect(sample.when >= before && sample.when <= Date())
+    let reading = Reading(value: ["location": NSNull()])
+    #expect(reading.location == Point(x: 0, y: 0))
+  }
+}
+
+final class DatedSample: Object {
+  override class func shouldIncludeInDefaultSchema() -> Bool { false }
+  @Persisted var when: Date
+
 }

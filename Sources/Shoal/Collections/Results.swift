@@ -711,9 +711,25 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     aggregate(.max, property).flatMap(convert)
   }
 
-  /// The sum of a property (zero when there are no values).
+  /// The sum of a property (zero when there are no values). Mixed values sum as `Decimal128`,
+  /// as Realm Core sums them (an unmanaged empty collection's sum is the integer zero).
   public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
-    aggregate(.sum, property).flatMap(convert) ?? convertZero()
+    if T.self == AnyRealmValue.self {
+      let values = propertyValues(property, for: .sum)
+      if values.isEmpty, state.core == nil { return convertZero() }
+      var total = Decimal128()
+      for value in values {
+        switch value {
+        case .int(let i): total += Decimal128(Int(i))
+        case .double(let d): total += Decimal128(d)
+        case .float(let f): total += Decimal128(Double(f))
+        case .decimal(let d): total += d
+        default: continue  // Realm Core leaves non-numeric mixed values out of a sum.
+        }
+      }
+      return convert(.decimal(total)) ?? convertZero()
+    }
+    return aggregate(.sum, property).flatMap(convert) ?? convertZero()
   }
 
   /// The average of a property, or nil when there are no values.

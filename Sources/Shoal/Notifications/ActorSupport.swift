@@ -21,8 +21,36 @@ extension Realm {
   /// Opens a Realm confined to `actor` (RealmSwift's actor-isolated Realms): use it, and the
   /// objects read from it, only from code isolated to that actor. Its notifications arrive
   /// isolated to the actor.
-  public init<A: Actor>(configuration: Realm.Configuration = .defaultConfiguration, actor: A) async throws {
+  ///
+  /// ```swift
+  /// actor Importer {
+  ///   func run() async throws {
+  ///     let realm = try await Realm(actor: self)
+  ///     try await realm.asyncWrite { realm.add(Dog(value: ["name": "Rex"])) }
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// `downloadBeforeOpen` is for synchronized Realms; a local file opens at once.
+  public init<A: Actor>(
+    configuration: Realm.Configuration = .defaultConfiguration, actor: A, downloadBeforeOpen: OpenBehavior = .never
+  ) async throws {
+    try Task.checkCancellation()
     core = try RealmCore.forActor(configuration, actor)
+  }
+
+  /// Opens a Realm confined to the main actor (RealmSwift's `@MainActor` async initialiser).
+  ///
+  /// Unlike RealmSwift's, `downloadBeforeOpen` has no default: in an async function, Swift
+  /// prefers an async initialiser, so with a default `try Realm(configuration:)` would pick this
+  /// one and fail to compile off the main actor. `try await Realm()` opens the same Realm on the
+  /// main thread.
+  @MainActor
+  public init(
+    configuration: Realm.Configuration = .defaultConfiguration, downloadBeforeOpen: OpenBehavior
+  ) async throws {
+    try Task.checkCancellation()
+    core = try RealmCore.forActor(configuration, MainActor.shared)
   }
 
   /// When to download a synchronized Realm's data before opening it (RealmSwift's

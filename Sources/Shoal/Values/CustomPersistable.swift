@@ -87,6 +87,10 @@ extension _CustomPersistable {
 
   public static func _rlmFromAny(_ value: Any?) -> Self? {
     if let value = value as? Self { return value }
+    // A type mapped to an embedded object has a value even when none is given, as in RealmSwift.
+    if unwrapOptional(value) == nil || value is NSNull, PersistedType._rlmTypeInfo.objectType != nil {
+      return _rlmDefaultValue()
+    }
     return PersistedType._rlmFromAny(value).flatMap(_rlmCustom(from:))
   }
 

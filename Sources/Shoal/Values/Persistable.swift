@@ -249,7 +249,8 @@ extension Date: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexa
   static var _rlmScalarType: PropertyType { .date }
   static func _rlmScalar(_ value: RowValue) -> Date? { if case .date(let d) = value { return d } else { return nil } }
   var _rlmScalarValue: RowValue { .date(self) }
-  static var _rlmZero: Date { Date(timeIntervalSince1970: 0) }
+  /// RealmSwift gives a non-optional Date property without a default the current date.
+  static var _rlmZero: Date { Date() }
 }
 
 extension UUID: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey {
@@ -418,4 +419,27 @@ extension RowValue {
     default: return nil
     }
   }
+}
+
+// MARK: - Bridging
+
+/// A value as key-value coding and `value(forKey:)` return it, converted to `T` (RealmSwift's
+/// `dynamicBridgeCast(fromObjectiveC:)`; on Linux the values are Swift values, with `NSNull`
+/// for nil). Stops the process when the value is not one of `T`'s.
+///
+/// ```swift
+/// let names = list.value(forKey: "self") as! [Any]
+/// let typed: [String] = names.map { dynamicBridgeCast(fromObjectiveC: $0) }
+/// ```
+public func dynamicBridgeCast<T>(fromObjectiveC x: Any) -> T {
+  if let value = x as? T { return value }
+  if let persistable = T.self as? any _Persistable.Type, let value = persistable._rlmFromAny(x) as? T { return value }
+  if x is NSNull, let none = (nil as Any?) as? T { return none }
+  fatalError("Could not convert value '\(x)' to type '\(T.self)'")
+}
+
+/// A Swift value as key-value coding represents it (RealmSwift's
+/// `dynamicBridgeCast(fromSwift:)`): the value itself, `NSNull` for nil.
+public func dynamicBridgeCast<T>(fromSwift x: T) -> Any {
+  unwrapOptional(x) ?? NSNull()
 }
