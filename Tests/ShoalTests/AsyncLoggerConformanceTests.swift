@@ -612,11 +612,7 @@ struct AsyncLoggerConformanceSectionedTests {
   /// realm-swift's `SectionedResultsTests.testObserveOnQueue`: a section that disappears is
   /// reported by its index alone, a new section with its rows; an element that moves within its
   /// section is a deletion and an insertion; properties outside the key paths are ignored.
-  @Test(
-    .disabled(
-      "Known gap (README): an element that moves within its section is not reported as a deletion and an insertion, as Realm Core does"
-    )) func observeReportsSectionAndRowChangesLikeRealmSwift() throws
-  {
+  @Test func observeReportsSectionAndRowChangesLikeRealmSwift() throws {
     let realm = try aconfItemsRealm()
     let results = realm.objects(AConfItem.self)
     let sectioned = results.sectioned(by: \.firstLetter, ascending: true)

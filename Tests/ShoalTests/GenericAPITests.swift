@@ -25,6 +25,8 @@ final class Gauge: Object {
   @Persisted var moodMap: Map<String, Mood>
   @Persisted var counts: List<Int>
   @Persisted var samples: List<GaugeSample>
+  @Persisted var mixed: List<AnyRealmValue>
+  @Persisted var mixedMap: Map<String, AnyRealmValue>
 }
 
 private func lowest<V: RealmCollectionValue>(_ list: List<V>) -> V? where V.PersistedType: MinMaxType { list.min() }
@@ -207,12 +209,18 @@ private func storedType<V: _RealmSchemaDiscoverable>(_: V.Type) -> (PropertyType
   }
 
   @Test func mixedSumsAreDecimal() throws {
-    let realm = try Realm(configuration: memoryConfiguration())
-    let object = AllTypes()
-    try realm.write { realm.add(object) }
-    #expect(object.anyMap.sum() == .decimal128(Decimal128(0)))
-    try realm.write { object.anyMap["a"] = .int(3) }
-    #expect(object.anyMap.sum() == .decimal128(Decimal128(3)))
+    let realm = try realm()
+    let gauge = Gauge()
+    try realm.write { realm.add(gauge) }
+    // Realm Core: a managed list's mixed sum is a Decimal128, an empty dictionary's the integer 0.
+    #expect(gauge.mixed.sum() == .decimal128(Decimal128(0)))
+    #expect(gauge.mixedMap.sum() == .int(0))
+    try realm.write {
+      gauge.mixed.append(objectsIn: [.int(3), .string("x")])
+      gauge.mixedMap["a"] = .int(3)
+    }
+    #expect(gauge.mixed.sum() == .decimal128(Decimal128(3)))
+    #expect(gauge.mixedMap.sum() == .decimal128(Decimal128(3)))
     let values: [AnyRealmValue] = [.int(2), .double(1.5), .string("x"), .decimal128(Decimal128(1))]
     let unmanaged = List<AnyRealmValue>()
     #expect(unmanaged.sum() == .int(0))

@@ -55,8 +55,20 @@ struct LoggerTests {
       try realm.write { realm.add(Counter(value: ["a", 1])) }
       let messages = captured.messages
       #expect(messages.contains { $0.1 == .storage && $0.2.hasPrefix("Opened") && $0.0 == .detail })
-      #expect(messages.contains { $0.1 == .shoal && $0.2.hasPrefix("Opened Realm") })
+      // Realm Core's form for a database's messages: "DB: <number> …".
+      #expect(messages.contains { $0.1 == .shoal && $0.2.hasPrefix("DB: ") && $0.2.contains(" Open Realm ") })
       #expect(messages.contains { $0.1 == .transaction && $0.2.hasPrefix("Committed version") && $0.0 == .debug })
+    }
+  }
+
+  @Test func openingARealmLogsItsDatabaseAtDetailAndTrace() throws {
+    let config = fileConfiguration("db-logged")
+    let captured = CapturedLog(marker: config.fileURL!.path)
+    try with(Shoal.Logger(level: .trace) { level, category, message in captured.add(level, category, message) }) {
+      _ = try Realm(configuration: config)
+      let messages = captured.messages
+      #expect(messages.contains { $0.0 == .detail && $0.2.hasPrefix("DB: ") })
+      #expect(messages.contains { $0.0 == .trace && $0.2.hasPrefix("DB: ") })
     }
   }
 

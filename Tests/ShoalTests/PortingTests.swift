@@ -83,5 +83,12 @@ struct GenericPortingTests {
     #expect(_name(for: \Person.dog?.name) == "dog.name")
     #expect(_name(for: \Person.age) == "age")
     #expect(_name(for: \PersonProjection.years) == "age")
+    // Through elements of collections, as RealmSwift traces them.
+    #expect(_name(for: \Person.dogs[0].name) == "dogs.name")
+    #expect(_name(for: \Dog.walkers[0].dogs[0].owner?.name) == "walkers.dogs.owner.name")
+    #expect(_name(for: \Person.tags[0]) == "tags")
+    #expect(_name(for: \Person.attributes["x"]) == "attributes")
+    // A key path ends at a mapped type.
+    #expect(_name(for: \Reading.location.x) == "location")
   }
 }

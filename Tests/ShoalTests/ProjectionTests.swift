@@ -7,6 +7,7 @@ final class PersonProjection: Projection<Person> {
   @Projected(\Person.age) var years
   @Projected(\Person.dog?.name) var dogName
   @Projected(\Person.dogs.projectTo.name) var dogNames: ProjectedCollection<String>
+  var initial: String { String(displayName.prefix(1)) }
 }
 
 @Suite("Projections")
@@ -131,6 +132,19 @@ struct ProjectionCollectionTests {
     try realm.write { ada.rootObject.age = 37 }
     #expect(seen == [["years"]])
     token.invalidate()
+  }
+
+  @Test func projectionsAreSectionedByWhatTheirKeyPathsRead() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for (id, name) in ["Bo", "Ada", "Al", "Cy"].enumerated() { realm.add(Person(id: id, name: name, age: id)) }
+    }
+    let sectioned = realm.objects(PersonProjection.self).sectioned(by: \.initial, ascending: false)
+    #expect(sectioned.allKeys == ["C", "B", "A"])
+    #expect(sectioned[2].map(\.displayName) == ["Al", "Ada"])
+    let byName = realm.objects(PersonProjection.self).sectioned(
+      by: \.initial, sortDescriptors: [SortDescriptor(keyPath: "name"), SortDescriptor(keyPath: "age")])
+    #expect(byName.allKeys == ["A", "B", "C"])
   }
 
   @Test func projectionsCrossThreadsByReference() throws {

@@ -20,6 +20,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   let owner: ObjectBase?
   let index: Int
   let identity = LinkingObjectsIdentity()
+  /// For a key-path probe: the one element, a probe object.
+  var probeElement: Element?
 
   /// Creates linking objects for the objects of `fromType` linking through `property`.
   public init(fromType: Element.Type, property: String) {
@@ -56,6 +58,7 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
 
   /// The linking object at `position`.
   public subscript(position: Int) -> Element {
+    if let probeElement { return probeElement }
     let keys = self.keys
     checkBounds(position, count: keys.count)
     return element(keys[position])
@@ -121,6 +124,12 @@ extension LinkingObjects: _Persistable {
     LinkingObjects(fromOriginProperty: "")
   }
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { _StoredValue(.null) }
+  /// Linking objects with one probe element, so key paths through an element trace on.
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> LinkingObjects {
+    var probed = LinkingObjects(fromOriginProperty: "")
+    probed.probeElement = probe.probeObject(of: Element.self)
+    return probed
+  }
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> LinkingObjects {
     let name = object._table?.properties[index].linkOriginPropertyName ?? ""
     return LinkingObjects(owner: object, index: index, propertyName: name)

@@ -392,7 +392,13 @@ extension List: _Persistable {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
   }
-  public static func _rlmProbe(_ probe: _KeyPathProbe) -> List { List() }
+  /// A list holding one probe element, so key paths through an element (`\.dogs[0].name`)
+  /// trace on.
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> List {
+    let list = List()
+    list.unmanaged = [Element._rlmProbe(probe)]
+    return list
+  }
   public static func _rlmFromAny(_ value: Any?) -> List? {
     if let list = value as? List { return list }
     guard let sequence = value as? any Sequence else { return value == nil ? List() : nil }

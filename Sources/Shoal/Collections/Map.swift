@@ -4,6 +4,8 @@ import Foundation
 /// (RealmSwift's `Map`). Keys may not contain `.` or start with `$`.
 public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringConvertible, RealmDescribedCollection {
   var unmanaged: [String: Value] = [:]
+  /// For a key-path probe: the value of every key.
+  var probeValue: Value?
   /// The owning object and property, for managed collections (set when an unmanaged one
   /// becomes managed with its object).
   private(set) var parent: ObjectBase?
@@ -129,6 +131,7 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   public subscript(key: Key) -> Value? {
     get {
       let name = key._rlmKey
+      if let probeValue { return probeValue }
       if parent == nil { return unmanaged[name] }
       return stored.first { $0.key == name }.map { value($0.value) }
     }
@@ -205,9 +208,11 @@ public final class Map<Key: _MapKey, Value: RealmCollectionValue>: CustomStringC
   public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
     results().max(ofProperty: property)
   }
-  /// The sum of a property over the values.
+  /// The sum of a property over the values. An empty map of mixed values sums to the integer
+  /// zero, as Realm Core's dictionaries do (lists and sets sum mixed values as `Decimal128`).
   public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
-    results().sum(ofProperty: property)
+    if T.self == AnyRealmValue.self, isEmpty, let zero = AnyRealmValue.int(0) as? T { return zero }
+    return results().sum(ofProperty: property)
   }
   /// The average of a property over the values.
   public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
@@ -298,7 +303,13 @@ extension Map: _Persistable {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
   }
-  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Map { Map() }
+  /// A map whose every key holds the probe value, so key paths through a value
+  /// (`\.map[""]??.name`) trace on.
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Map {
+    let map = Map()
+    map.probeValue = Value._rlmProbe(probe)
+    return map
+  }
   public static func _rlmFromAny(_ value: Any?) -> Map? {
     if let map = value as? Map { return map }
     guard let dictionary = value as? [String: Any] else { return value == nil ? Map() : nil }
@@ -425,6 +436,31 @@ extension RealmKeyedCollection where Value.PersistedType: AddableType {
   public func sum() -> Value { sum(ofProperty: "self") }
   /// The average of the values, or nil when there are none.
   public func average<T: _HasPersistedType>() -> T? where T.PersistedType: AddableType { average(ofProperty: "self") }
+}
+
+extension RealmKeyedCollection where Value: OptionalProtocol, Value.Wrapped: ObjectBase {
+  /// The smallest value of the objects' property at `keyPath`, or nil when there are none.
+  public func min<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T? where T.PersistedType: MinMaxType {
+    min(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+  /// The largest value of the objects' property at `keyPath`, or nil when there are none.
+  public func max<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T? where T.PersistedType: MinMaxType {
+    max(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+  /// The sum of the objects' property at `keyPath` (zero when there are none).
+  public func sum<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T where T.PersistedType: AddableType {
+    sum(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+  /// The average of the objects' property at `keyPath`, or nil when there are none.
+  public func average<T: _HasPersistedType>(of keyPath: KeyPath<Value.Wrapped, T>) -> T?
+  where T.PersistedType: AddableType {
+    average(ofProperty: _KeyPathProbe.name(of: keyPath))
+  }
+  /// The objects sorted by their property at `keyPath`.
+  public func sorted<T: _HasPersistedType>(by keyPath: KeyPath<Value.Wrapped, T>, ascending: Bool) -> Results<Value>
+  where T.PersistedType: SortableType {
+    sorted(byKeyPath: _KeyPathProbe.name(of: keyPath), ascending: ascending)
+  }
 }
 
 extension Map: _ManagedPromotable {

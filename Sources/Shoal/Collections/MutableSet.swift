@@ -212,7 +212,12 @@ extension MutableSet: _Persistable {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
   }
-  public static func _rlmProbe(_ probe: _KeyPathProbe) -> MutableSet { MutableSet() }
+  /// A set holding one probe element, so key paths through an element trace on.
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> MutableSet {
+    let set = MutableSet()
+    set.unmanaged = [Element._rlmProbe(probe)]
+    return set
+  }
   public static func _rlmFromAny(_ value: Any?) -> MutableSet? {
     if let set = value as? MutableSet { return set }
     guard let sequence = value as? any Sequence else { return value == nil ? MutableSet() : nil }

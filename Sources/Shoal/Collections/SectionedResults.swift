@@ -81,17 +81,23 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     _ block: @escaping (SectionedResultsChange<SectionedResults<Key, SectionElement>>) -> Void
   ) -> NotificationToken {
     let keyBlock = self.keyBlock
-    var last: [(key: Key, items: [ObjectKey?])]?
+    var last: SectionSnapshot<Key>?
     return results.observe(keyPaths: keyPaths, on: queue) { change in
       switch change {
       case .initial(let results):
         let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
         last = sectioned.snapshot()
         block(.initial(sectioned))
-      case .update(let results, _, _, let modifications):
+      case .update(let results, let deletions, let insertions, let modifications):
         let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
         let now = sectioned.snapshot()
-        block(sectioned.changes(from: last ?? [], to: now, modifiedRows: Set(modifications)))
+        if let old = last {
+          block(
+            sectioned.changes(
+              from: old, to: now, deletions: deletions, insertions: insertions, modifications: modifications))
+        } else {
+          block(.initial(sectioned))
+        }
         last = now
       case .error(let error):
         // RealmSwift's sectioned results have no error case: the failure is logged.
@@ -108,47 +114,78 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
   }
 
-  /// Section keys and element identities, to compare versions.
-  func snapshot() -> [(key: Key, items: [ObjectKey?])] {
-    let items = results.state.items()
-    return layout.map { section in (section.key, section.rows.map { CoreLinks.key(items[$0]) }) }
+  /// The section layout and each row's identity, to compare versions.
+  func snapshot() -> SectionSnapshot<Key> {
+    SectionSnapshot(layout: layout, items: results.state.items().map { CoreLinks.key($0) })
   }
 
+  /// The sectioned change for a change of the results, as Realm Core computes it: the results'
+  /// deletions, insertions and modifications placed in their sections, sections whose key
+  /// appeared or vanished, the rows of a vanished section implied by it; a modified row that
+  /// is no longer at the same place in its section (it moved, or changed section) is a
+  /// deletion and an insertion.
   func changes(
-    from old: [(key: Key, items: [ObjectKey?])], to new: [(key: Key, items: [ObjectKey?])], modifiedRows: Set<Int>
+    from old: SectionSnapshot<Key>, to new: SectionSnapshot<Key>, deletions: [Int], insertions: [Int],
+    modifications: [Int]
   ) -> SectionedResultsChange<SectionedResults> {
-    let oldKeys = old.map(\.key)
-    let newKeys = new.map(\.key)
-    let sectionsToDelete = IndexSet(oldKeys.indices.filter { !newKeys.contains(oldKeys[$0]) })
-    let sectionsToInsert = IndexSet(newKeys.indices.filter { !oldKeys.contains(newKeys[$0]) })
-    var deletions: [IndexPath] = []
-    var insertions: [IndexPath] = []
-    var modifications: [IndexPath] = []
-    let layout = self.layout
-    for (newIndex, section) in new.enumerated() {
-      guard let oldIndex = oldKeys.firstIndex(of: section.key) else {
-        // A new section's rows are insertions too (Realm Core leaves out only deleted sections' rows).
-        insertions += section.items.indices.map { IndexPath(indexes: [newIndex, $0]) }
+    let oldPaths = old.indexPaths
+    let newPaths = new.indexPaths
+    let oldSections = Dictionary(old.layout.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+    let newSections = Dictionary(new.layout.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+    let sectionsToInsert = IndexSet(new.layout.indices.filter { oldSections[new.layout[$0].key] == nil })
+    let sectionsToDelete = IndexSet(old.layout.indices.filter { newSections[old.layout[$0].key] == nil })
+    // Where each modified row is now: found by its identity.
+    var newPosition: [ObjectKey: Int] = [:]
+    for (index, key) in new.items.enumerated() { if let key, newPosition[key] == nil { newPosition[key] = index } }
+    let modifiedNew = modifications.compactMap { index in old.items[index].flatMap { newPosition[$0] } }
+
+    var inserted: [Int: Set<Int>] = [:]
+    var modified: [Int: Set<Int>] = [:]
+    var modifiedNow: [Int: Set<Int>] = [:]
+    var deleted: [Int: Set<Int>] = [:]
+    for index in insertions { if let (section, row) = newPaths[index] { inserted[section, default: []].insert(row) } }
+    for index in modifications {
+      if let (section, row) = oldPaths[index] { modified[section, default: []].insert(row) }
+    }
+    for index in modifiedNew {
+      if let (section, row) = newPaths[index] { modifiedNow[section, default: []].insert(row) }
+    }
+    for index in deletions where oldPaths[index].map({ !sectionsToDelete.contains($0.0) }) ?? false {
+      if let (section, row) = oldPaths[index] { deleted[section, default: []].insert(row) }
+    }
+    for (oldSection, rows) in modified {
+      guard let newSection = newSections[old.layout[oldSection].key] else {
+        modified[oldSection] = nil  // the section is gone: its rows are implied
         continue
       }
-      let difference = section.items.difference(from: old[oldIndex].items)
-      var inserted = Set<Int>()
-      for change in difference {
-        switch change {
-        case .remove(let offset, _, _): deletions.append(IndexPath(indexes: [oldIndex, offset]))
-        case .insert(let offset, _, _):
-          insertions.append(IndexPath(indexes: [newIndex, offset]))
-          inserted.insert(offset)
-        }
-      }
-      for (row, absolute) in layout[newIndex].rows.enumerated()
-      where modifiedRows.contains(absolute) && !inserted.contains(row) {
-        modifications.append(IndexPath(indexes: [newIndex, row]))
-      }
+      let stillThere = rows.intersection(modifiedNow[newSection] ?? [])
+      modifiedNow[newSection]?.subtract(stillThere)
+      deleted[oldSection, default: []].formUnion(rows.subtracting(stillThere))
+      modified[oldSection] = stillThere
+    }
+    for (section, rows) in modifiedNow { inserted[section, default: []].formUnion(rows) }
+    func paths(_ grouped: [Int: Set<Int>]) -> [IndexPath] {
+      grouped.flatMap { section, rows in rows.map { IndexPath(indexes: [section, $0]) } }.sorted()
     }
     return .update(
-      self, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications.sorted(),
+      self, deletions: paths(deleted), insertions: paths(inserted), modifications: paths(modified),
       sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete)
+  }
+}
+
+/// A version of sectioned results as change computation needs it: the sections' keys and rows,
+/// and the identity of each row of the results (nil for values).
+struct SectionSnapshot<Key: Hashable> {
+  let layout: [(key: Key, rows: [Int])]
+  let items: [ObjectKey?]
+
+  /// The (section, row) of each row of the results.
+  var indexPaths: [Int: (Int, Int)] {
+    var paths: [Int: (Int, Int)] = [:]
+    for (section, entry) in layout.enumerated() {
+      for (row, index) in entry.rows.enumerated() { paths[index] = (section, row) }
+    }
+    return paths
   }
 }
 
@@ -400,3 +437,36 @@ extension RealmCollection where Element: ObjectBase {
     }
   }
 #endif
+
+extension RealmCollection {
+  /// Projections sorted by the root property `keyPath` reads and divided into sections of
+  /// equal values of it (a computed property of the projection sorts by what it reads).
+  public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
+    by keyPath: KeyPath<Element, Key>, ascending: Bool = true
+  ) -> SectionedResults<Key, Element> where Element: Projection<O> {
+    sectioned(sortDescriptors: [SortDescriptor(keyPath: _name(for: keyPath), ascending: ascending)]) {
+      $0[keyPath: keyPath]
+    }
+  }
+
+  /// Projections sorted by `sortDescriptors` and divided into sections of equal values of
+  /// `keyPath`, which must read the primary sort descriptor's property.
+  public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
+    by keyPath: KeyPath<Element, Key>, sortDescriptors: [SortDescriptor]
+  ) -> SectionedResults<Key, Element> where Element: Projection<O> {
+    guard let first = sortDescriptors.first else {
+      fatalError("Can not section Results with empty sortDescriptor parameter.")
+    }
+    guard first.keyPath == _name(for: keyPath) else {
+      fatalError("The section key path must match the primary sort descriptor.")
+    }
+    return sectioned(sortDescriptors: sortDescriptors) { $0[keyPath: keyPath] }
+  }
+
+  /// Projections sorted by `sortDescriptors` and divided into sections by `block`'s value.
+  public func sectioned<Key: _Persistable & Hashable, O: ObjectBase>(
+    by block: @escaping ((Element) -> Key), sortDescriptors: [SortDescriptor]
+  ) -> SectionedResults<Key, Element> where Element: Projection<O> {
+    sectioned(sortDescriptors: sortDescriptors, block)
+  }
+}

@@ -239,7 +239,9 @@ extension ProjectionObservable {
       let byRoot = Dictionary(grouping: observed, by: \.root)
       let renamed = changes.flatMap { change in
         (byRoot[change.name] ?? []).map {
-          PropertyChange(name: $0.name, oldValue: change.oldValue, newValue: object[keyPath: $0.keyPath])
+          PropertyChange(
+            name: $0.name, oldValue: projectedOldValue(change, through: $0.keyPath),
+            newValue: object[keyPath: $0.keyPath])
         }
       }
       return renamed.isEmpty ? nil : .change(Self(projecting: object), renamed)
@@ -247,6 +249,18 @@ extension ProjectionObservable {
     case .error(let error): return .error(error)
     }
   }
+}
+
+/// The projected value a changed root property had before the change: the projection's key
+/// path read on a scratch object holding the old value (`\.lastName.localizedUppercase` of an
+/// old "Snow" is "SNOW"); nil when the old value is unknown.
+private func projectedOldValue<Root: ObjectBase>(_ change: PropertyChange, through keyPath: PartialKeyPath<Root>)
+  -> Any?
+{
+  guard let old = change.oldValue else { return nil }
+  let scratch = Root()
+  scratch._setValue(old, forKey: change.name, bySubscript: false)
+  return unwrapOptional(scratch[keyPath: keyPath])
 }
 
 /// The type-erased face of `@Projected`. Not for direct use.

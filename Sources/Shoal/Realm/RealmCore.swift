@@ -98,10 +98,14 @@ final class RealmCore {
     if let events = configuration.eventConfiguration {
       self.events = EventContext(configuration: events, realm: configuration)
     }
+    // Realm Core's form: "DB: <number> …" for what concerns one database.
     Log.write(
       .detail, .shoal,
-      "Opened Realm \(configuration.fileKey) at version \(read?.version ?? 0): \(schema.tables.count) classes, "
-        + "schema version \(schema.schemaVersion)")
+      "DB: \(file.logID) Open Realm \(configuration.fileKey) at version \(read?.version ?? 0): "
+        + "\(schema.tables.count) classes, schema version \(schema.schemaVersion)")
+    Log.write(
+      .trace, .transaction,
+      "DB: \(file.logID) Begin read transaction of \(configuration.fileKey) at version \(read?.version ?? 0)")
   }
 
   /// A frozen Realm at the version `snapshot` pins: immutable, shareable across threads.

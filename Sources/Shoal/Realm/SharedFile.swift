@@ -9,11 +9,17 @@ final class SharedFile: Sendable {
   let key: String
   /// The resolved schema, once opened: tables by class name.
   let schema: Mutex<RealmSchema?>
+  /// The number log messages about this file carry (`DB: 3 …`, as Realm Core numbers its
+  /// databases), unique in the process.
+  let logID: Int
+
+  private static let nextLogID = Atomic<Int>(1)
 
   private init(store: Store, key: String) {
     self.store = store
     self.key = key
     self.schema = Mutex(nil)
+    logID = SharedFile.nextLogID.wrappingAdd(1, ordering: .relaxed).oldValue
   }
 
   deinit { store.close() }

@@ -83,7 +83,9 @@ extension _CustomPersistable {
 
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { persistableValue._rlmToStored(context) }
 
-  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { converted(PersistedType._rlmProbe(probe)) }
+  /// A key path ends at a mapped value, as in RealmSwift (`\.location.x` names "location"): the
+  /// probe is the default value, whose properties record nothing.
+  public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { _rlmDefaultValue() }
 
   public static func _rlmFromAny(_ value: Any?) -> Self? {
     if let value = value as? Self { return value }

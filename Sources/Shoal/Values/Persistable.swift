@@ -301,7 +301,10 @@ extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmSchemaDiscover
   public static var _rlmRequireObjc: Bool { false }
 }
 
-extension Optional: _Persistable where Wrapped: _Persistable {
+// Only what RealmSwift lets inside an `Optional` (`AnyRealmValue` holds its own nil, and
+// collections cannot be optional), so `@Persisted var x: AnyRealmValue?` does not compile, as in
+// RealmSwift.
+extension Optional: _Persistable where Wrapped: _RealmCollectionValueInsideOptional {
   public static var _rlmTypeInfo: _PersistedTypeInfo { Wrapped._rlmTypeInfo.optional() }
   public static func _rlmDefaultValue() -> Wrapped? { nil }
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Wrapped? {
