@@ -164,7 +164,14 @@ struct Compact: ParsableCommand {
     do {
       let store = try openForReading(file)
       let before = try FileManager.default.attributesOfItem(atPath: file)[.size] as? UInt64 ?? 0
-      try store.writeCopy(toPath: out)
+      do {
+        try store.writeCopy(toPath: out)
+      } catch {
+        // No partial copy is left behind (writeCopy created `out`: it refuses an existing file).
+        if (error as? StorageError) != .fileExists(path: out) { _ = unlink(out) }
+        throw error
+      }
+      _ = Store.copyOwnership(of: file, to: out)
       let after = try FileManager.default.attributesOfItem(atPath: out)[.size] as? UInt64 ?? 0
       if output.json {
         try printJSON(["file": file, "out": out, "bytesBefore": "\(before)", "bytesAfter": "\(after)"])

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 extension Store {
   /// Writes a compacted copy of the newest version to a new file at `path`: every keyspace
   /// rewritten in key order into full nodes, no free space, no change records. The copy
@@ -25,5 +29,18 @@ extension Store {
       }
       try txn.commit()
     }
+  }
+
+  /// Gives `target` the owner, group and mode of `source`, so a compacted copy renamed over a
+  /// file (or written beside it) keeps its permissions. Returns false when the owner could not
+  /// be kept (only root may give a file away): the caller should not replace `source` then.
+  public static func copyOwnership(of source: String, to target: String) -> Bool {
+    var info = stat()
+    guard stat(source, &info) == 0 else { return false }
+    _ = chmod(target, info.st_mode & 0o7777)
+    var made = stat()
+    guard stat(target, &made) == 0 else { return false }
+    if made.st_uid == info.st_uid, made.st_gid == info.st_gid { return true }
+    return chown(target, info.st_uid, info.st_gid) == 0
   }
 }

@@ -75,17 +75,27 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     self.dataFD = dataFD
     readOnly = fcntl(dataFD, F_GETFL) & O_ACCMODE == O_RDONLY
     lockPath = dataPath + ".lock"
-    var info = stat()
-    let mode = fstat(dataFD, &info) == 0 ? mode_t(info.st_mode & 0o777) : 0o644
-    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode)
-    guard fd >= 0 else {
-      let e = errno
-      throw StorageError.lockFileUnavailable(path: lockPath, reason: String(cString: strerror(e)))
-    }
+    var dataInfo = stat()
+    let haveDataInfo = fstat(dataFD, &dataInfo) == 0
+    let mode = haveDataInfo ? mode_t(dataInfo.st_mode & 0o777) : 0o644
+    // A read-only open creates the lock file only for the data file's owner, or as root (who
+    // hands it to the owner): one made by another user could leave the owner unable to open
+    // the data file.
+    let mayCreate = !readOnly || (haveDataInfo && (geteuid() == 0 || dataInfo.st_uid == geteuid()))
+    let (fd, created) = try SharedCoordinator.openLockFile(lockPath, mode: mode, create: mayCreate)
     var ok = false
     defer { if !ok { close(fd) } }
-    // The lock file gets the data file's permissions, whatever the umask.
-    _ = fchmod(fd, mode)
+    let lockInfo = try SharedCoordinator.checkLockFile(fd, path: lockPath)
+    if created {
+      // The lock file gets the data file's permissions, whatever the umask, and (made by root
+      // for another user's file) its owner, so that owner can use it.
+      _ = fchmod(fd, mode)
+      if haveDataInfo, geteuid() == 0, dataInfo.st_uid != 0 || dataInfo.st_gid != 0 {
+        _ = fchown(fd, dataInfo.st_uid, dataInfo.st_gid)
+      }
+    }
+    // Only a lock file this process owns may be resized; another user's is used as it is.
+    let mayResize = created || lockInfo.st_uid == geteuid()
     lockFD = fd
 
     var first = false
@@ -109,10 +119,18 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       }
     }
     if first {
-      // Alone: nothing in the file is trusted. Zero it and set its size.
-      guard ftruncate(fd, 0) == 0, ftruncate(fd, off_t(SharedCoordinator.mapSize)) == 0 else {
-        throw StorageError.lockFileUnavailable(path: lockPath, reason: String(cString: strerror(errno)))
+      // Alone: nothing in the file is trusted. Zero it and set its size; another user's lock
+      // file is zeroed only when it is one (checked below), never truncated.
+      if mayResize {
+        guard ftruncate(fd, 0) == 0, ftruncate(fd, off_t(SharedCoordinator.mapSize)) == 0 else {
+          throw StorageError.lockFileUnavailable(path: lockPath, reason: String(cString: strerror(errno)))
+        }
+      } else {
+        try SharedCoordinator.checkForeignLockFile(fd, path: lockPath, owner: lockInfo.st_uid)
       }
+    } else if !mayResize, lseek(fd, 0, SEEK_END) < off_t(SharedCoordinator.mapSize) {
+      throw StorageError.incompatibleLockFile(
+        path: lockPath, reason: "it is owned by user \(lockInfo.st_uid) and is not a Shoal lock file")
     }
     guard let mapped = mmap(nil, SharedCoordinator.mapSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
       mapped != MAP_FAILED
@@ -125,6 +143,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       waiters: (mapped + SharedCoordinator.offsetWaiters).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self))
     initializedSession = first
     if first {
+      if !mayResize { memset(mapped, 0, SharedCoordinator.mapSize) }
       UnsafeAtomic<UInt64>(
         at: (mapped + SharedCoordinator.offsetMagic).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
       )
@@ -170,6 +189,59 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if previous != 0 { local.withLock { $0.reclaimed += 1 } }
     word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(Store.now(), ordering: .relaxed)
     if !first { _ = reclaimDeadProcesses() }
+  }
+
+  /// Opens the lock file for reading and writing without following a symbolic link; when it
+  /// does not exist and `create` allows, creates it exclusively. Returns the descriptor and
+  /// whether this call created the file.
+  static func openLockFile(_ path: String, mode: mode_t, create: Bool) throws -> (Int32, Bool) {
+    for _ in 0..<16 {
+      let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+      if fd >= 0 { return (fd, false) }
+      let code = errno
+      if code == ELOOP {
+        throw StorageError.lockFileUnavailable(
+          path: path, reason: "it is a symbolic link, which Shoal never follows for its lock file; remove it")
+      }
+      guard code == ENOENT, create else {
+        throw StorageError.lockFileUnavailable(path: path, reason: String(cString: strerror(code)))
+      }
+      let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+      if made >= 0 { return (made, true) }
+      // Another process created it first: open theirs.
+      if errno != EEXIST {
+        throw StorageError.lockFileUnavailable(path: path, reason: String(cString: strerror(errno)))
+      }
+    }
+    throw StorageError.lockFileUnavailable(path: path, reason: "it keeps appearing and disappearing")
+  }
+
+  /// The lock file's status, once it is known to be a regular file with no other name: a
+  /// hard link planted at the lock path would make this process write into another file.
+  static func checkLockFile(_ fd: Int32, path: String) throws -> stat {
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+      throw StorageError.lockFileUnavailable(path: path, reason: String(cString: strerror(errno)))
+    }
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw StorageError.lockFileUnavailable(path: path, reason: "it is not a regular file; remove it")
+    }
+    guard info.st_nlink == 1 else {
+      throw StorageError.lockFileUnavailable(
+        path: path, reason: "it has \(info.st_nlink) names (hard links); remove it so Shoal makes its own")
+    }
+    return info
+  }
+
+  /// Refuses another user's lock file unless it is a Shoal lock file of this layout (which
+  /// this process may then zero, as its session's first opener).
+  static func checkForeignLockFile(_ fd: Int32, path: String, owner: uid_t) throws {
+    var header = [UInt64](repeating: 0, count: 2)
+    let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 16, 0) }
+    guard lseek(fd, 0, SEEK_END) >= off_t(mapSize), count == 16, header[0] == magic, header[1] == layoutVersion else {
+      throw StorageError.incompatibleLockFile(
+        path: path, reason: "it is owned by user \(owner) and is not a Shoal lock file")
+    }
   }
 
   /// Called by the initialising opener once it has recovered the newest meta from the file;

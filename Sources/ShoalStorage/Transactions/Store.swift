@@ -96,6 +96,12 @@ public final class Store: Sendable {
       _ = unlink(temporary)
       Log.write(.info, .storage, "Compacting \(path): \(size) bytes, \(size - min(size, free)) in use")
       try writeCopy(toPath: temporary)
+      // The compacted file replaces this one with its owner, group and mode, or not at all.
+      guard Store.copyOwnership(of: path, to: temporary) else {
+        _ = unlink(temporary)
+        Log.write(.warn, .storage, "Not compacting \(path): this process cannot give the copy the file's owner")
+        return false
+      }
       guard rename(temporary, path) == 0 else {
         let code = errno
         _ = unlink(temporary)

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+@testable import ShoalStorage
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The lock file against a careless or hostile user: planted symbolic links, hard links and
+/// directories are never followed or written, another user's lock file is never truncated or
+/// re-moded, and a read-only open by another user creates none. The tests run as root and act
+/// as `nobody` through `setpriv` where permissions matter.
+@Suite("Lock file hardening", .serialized)
+struct LockFileHardeningTests {
+  static let nobody: uid_t = 65534
+  static let nogroup: gid_t = 65534
+
+  private func makeStore(_ path: String) throws {
+    let store = try Store.open(path: path)
+    try store.write { txn in
+      try txn.createKeyspace("kv")
+      try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
+    }
+  }
+
+  /// A file another user would want to protect: its content and mode must not change.
+  private func victim(in dir: TemporaryDirectory) throws -> String {
+    let path = dir.file("victim")
+    try Data("precious".utf8).write(to: URL(fileURLWithPath: path))
+    chmod(path, 0o600)
+    return path
+  }
+
+  private func expectUntouched(_ path: String) throws {
+    #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious")
+    var info = stat()
+    #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+  }
+
+  private func lockFileError(_ body: () throws -> Void) -> String? {
+    do {
+      try body()
+      return nil
+    } catch {
+      return "\(error)"
+    }
+  }
+
+  @Test func aSymbolicLinkAtTheLockPathIsNeverFollowed() throws {
+    let dir = TemporaryDirectory()
+    let target = try victim(in: dir)
+    try makeStore(dir.file())
+    unlink(dir.file() + ".lock")
+    #expect(symlink(target, dir.file() + ".lock") == 0)
+    let message = lockFileError { _ = try Store.open(path: dir.file()) }
+    #expect(message?.contains("symbolic link") == true)
+    // A read-only open carries on alone, without the lock file.
+    let reader = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
+    #expect(try reader.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
+    try expectUntouched(target)
+  }
+
+  @Test func aHardLinkOrADirectoryAtTheLockPathIsRefused() throws {
+    let dir = TemporaryDirectory()
+    let target = try victim(in: dir)
+    try makeStore(dir.file())
+    unlink(dir.file() + ".lock")
+    #expect(link(target, dir.file() + ".lock") == 0)
+    #expect(lockFileError { _ = try Store.open(path: dir.file()) }?.contains("hard links") == true)
+    try expectUntouched(target)
+    unlink(dir.file() + ".lock")
+    #expect(mkdir(dir.file() + ".lock", 0o755) == 0)
+    #expect(lockFileError { _ = try Store.open(path: dir.file()) } != nil)
+  }
+
+  @Test func anotherUsersLockFileIsNeverTruncatedOrRemoded() throws {
+    let dir = TemporaryDirectory()
+    try makeStore(dir.file())
+    let lock = dir.file() + ".lock"
+    // Another user's file that is not a lock file: refused, left as it is.
+    unlink(lock)
+    try Data("not a lock file".utf8).write(to: URL(fileURLWithPath: lock))
+    chmod(lock, 0o666)
+    #expect(chown(lock, Self.nobody, Self.nogroup) == 0)
+    #expect(lockFileError { _ = try Store.open(path: dir.file()) }?.contains("is not a Shoal lock file") == true)
+    #expect(try String(contentsOfFile: lock, encoding: .utf8) == "not a lock file")
+    // Another user's real lock file: used as it is (zeroed by the session's first opener,
+    // never truncated or given another mode or owner).
+    unlink(lock)
+    _ = try Store.open(path: dir.file())
+    chmod(lock, 0o666)
+    #expect(chown(lock, Self.nobody, Self.nogroup) == 0)
+    let size = fileSize(lock)
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { try $0.put(bytes("w"), forKey: bytes("k2"), in: "kv") }
+    }
+    var info = stat()
+    #expect(stat(lock, &info) == 0)
+    #expect(info.st_uid == Self.nobody && info.st_mode & 0o777 == 0o666 && fileSize(lock) == size)
+  }
+
+  @Test func rootHandsALockFileItCreatesToTheDataFilesOwner() throws {
+    guard geteuid() == 0 else { return }
+    let dir = TemporaryDirectory()
+    try makeStore(dir.file())
+    unlink(dir.file() + ".lock")
+    #expect(chown(dir.file(), Self.nobody, Self.nogroup) == 0)
+    _ = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
+    var info = stat()
+    #expect(stat(dir.file() + ".lock", &info) == 0)
+    #expect(info.st_uid == Self.nobody && info.st_gid == Self.nogroup)
+  }
+
+  @Test func aReadOnlyOpenByAnotherUserCreatesNoLockFile() throws {
+    guard geteuid() == 0 else { return }
+    let dir = TemporaryDirectory()
+    try makeStore(dir.file())
+    unlink(dir.file() + ".lock")
+    // The directory is writable by anyone, so only Shoal's rule keeps `nobody` from creating it.
+    chmod(dir.path, 0o777)
+    chmod(dir.file(), 0o644)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    process.arguments = [
+      "--reuid=\(Self.nobody)", "--regid=\(Self.nogroup)", "--clear-groups", CommandLineTests.shoal.path, "info",
+      dir.file(),
+    ]
+    let out = Pipe()
+    process.standardOutput = out
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "\(text)")
+    #expect(!FileManager.default.fileExists(atPath: dir.file() + ".lock"))
+  }
+
+  @Test func compactionKeepsTheFilesOwnerGroupAndMode() throws {
+    guard geteuid() == 0 else { return }
+    let dir = TemporaryDirectory()
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { txn in
+        try txn.createKeyspace("kv")
+        for i in 0..<2000 { try txn.put(textValue(i, length: 300), forKey: bytes("k\(i)"), in: "kv") }
+      }
+      try store.write { txn in for i in 0..<1900 { _ = try txn.delete(bytes("k\(i)"), in: "kv") } }
+    }
+    chmod(dir.file(), 0o600)
+    #expect(chown(dir.file(), Self.nobody, Self.nogroup) == 0)
+    let store = try Store.open(path: dir.file())
+    #expect(try store.compactIfAlone { _, _ in true })
+    var info = stat()
+    #expect(stat(dir.file(), &info) == 0)
+    #expect(info.st_uid == Self.nobody && info.st_gid == Self.nogroup && info.st_mode & 0o777 == 0o600)
+    // `shoal compact FILE OUT` gives OUT the same.
+    let out = dir.file("copy.shoal")
+    let (status, _) = try CommandLineTests().run(["compact", dir.file(), out])
+    #expect(status == 0)
+    #expect(stat(out, &info) == 0)
+    #expect(info.st_uid == Self.nobody && info.st_mode & 0o777 == 0o600)
+  }
+
+  @Test func aFailedCompactionLeavesNoPartialCopy() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { txn in
+      try txn.createKeyspace("kv")
+      for i in 0..<3000 { try txn.put(textValue(i, length: 300), forKey: bytes("k\(i)"), in: "kv") }
+    }
+    // Damage the middle of the file: the copy fails reading it.
+    let file = try PosixFile(path: dir.file(), create: false, readOnly: false)
+    let size = try file.size()
+    try file.write([UInt8](repeating: 0x5A, count: Int(size / 2)), at: size / 4)
+    let out = dir.file("copy.shoal")
+    let (status, _) = try CommandLineTests().run(["compact", dir.file(), out])
+    #expect(status != 0)
+    #expect(!FileManager.default.fileExists(atPath: out))
+  }
+}
