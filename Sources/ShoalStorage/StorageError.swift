@@ -102,8 +102,11 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case .versionNotFound(let version, let latest):
       return "Version \(version) does not exist; the latest version is \(latest)."
     case .lockFileUnavailable(let path, let reason):
-      return
-        "The lock file '\(path)' cannot be used: \(reason). Shoal needs a writable directory beside the data file to coordinate processes; open read-only to use it from one process."
+      // The directory advice only where the directory is the cause.
+      let directoryCause = ["Permission denied", "Read-only file system", "No such file or directory"].contains(reason)
+      return "The lock file '\(path)' cannot be used: \(reason)."
+        + (directoryCause ? " Shoal needs a writable directory beside the data file to coordinate processes." : "")
+        + " Open read-only to use the file from this process alone."
     case .incompatibleLockFile(let path, let reason):
       return
         "Realm file is currently open in another process which cannot share access with this process: '\(path)' is incompatible (\(reason)). Close the other processes (or this build is older than theirs)."

@@ -179,4 +179,31 @@ struct LockFileHardeningTests {
     #expect(status != 0)
     #expect(!FileManager.default.fileExists(atPath: out))
   }
+
+  @Test func aFileOpenedThroughASymbolicLinkIsOneSession() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    let linked = dir.file("linked.shoal")
+    #expect(symlink(dir.file(), linked) == 0)
+    // Another process reads through the link: its pin is seen by this writer.
+    let holder = try Child.worker("hold", file: linked)
+    let pinned = UInt64(try holder.line(startingWith: "pinned").split(separator: " ")[1]) ?? 0
+    for i in 0..<5 { try store.write { try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv") } }
+    #expect(store.pins().contains { $0.version == pinned && $0.pid == holder.process.processIdentifier })
+    #expect(store.activeVersionCount == 2)
+    #expect(try Store.open(path: linked).lockFilePath == store.lockFilePath)
+    #expect(!FileManager.default.fileExists(atPath: linked + ".lock"))
+    holder.kill()
+    #expect(store.verify().isOK)
+  }
+
+  @Test func aFileWithSeveralNamesIsRefused() throws {
+    let dir = TemporaryDirectory()
+    try makeStore(dir.file())
+    #expect(link(dir.file(), dir.file("second.shoal")) == 0)
+    let message = lockFileError { _ = try Store.open(path: dir.file("second.shoal")) }
+    #expect(message?.contains("hard links") == true)
+    #expect(message?.contains("writable directory") == false)
+  }
 }

@@ -565,7 +565,7 @@ import Testing
         return
       }
       #expect(path == dir.file() + ".lock")
-      #expect(error.description.contains("open read-only"))
+      #expect(error.description.contains("Open read-only"))
     }
     // Read-only: a single-process view of the file.
     let reader = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))

@@ -32,23 +32,38 @@ final class SharedFile: Sendable {
 
   /// The shared file for `configuration`, opening the store if no Realm of this process has it.
   static func open(_ configuration: Realm.Configuration) throws(Realm.Error) -> SharedFile {
-    let key = configuration.fileKey
-    if let existing = registry.withLock({ $0[key]?.file }) { return existing }
+    let before = registryKeys(configuration)
+    if let existing = registry.withLock({ registry in before.compactMap { registry[$0]?.file }.first }) {
+      return existing
+    }
     let store = try openStore(configuration)
+    // The file exists now: register it under its inode too.
+    let keys = registryKeys(configuration)
     return registry.withLock { registry in
-      if let existing = registry[key]?.file {
+      if let existing = keys.compactMap({ registry[$0]?.file }).first {
         store.close()
         return existing
       }
-      let file = SharedFile(store: store, key: key)
-      registry[key] = WeakFile(file)
+      let file = SharedFile(store: store, key: configuration.fileKey)
+      for key in keys { registry[key] = WeakFile(file) }
       return file
     }
   }
 
   /// Whether any Realm of this process has the file open.
   static func isOpen(_ configuration: Realm.Configuration) -> Bool {
-    registry.withLock { $0[configuration.fileKey]?.file != nil }
+    let keys = registryKeys(configuration)
+    return registry.withLock { registry in keys.contains { registry[$0]?.file != nil } }
+  }
+
+  /// What identifies the file in this process: its device and inode once it exists (so the
+  /// same file opened through a symbolic link is one store, not two), and its path.
+  static func registryKeys(_ configuration: Realm.Configuration) -> [String] {
+    guard configuration.inMemoryIdentifier == nil else { return [configuration.fileKey] }
+    let path = (configuration.fileURL ?? Realm.Configuration.defaultFileURL).path
+    var info = stat()
+    guard stat(path, &info) == 0 else { return [configuration.fileKey] }
+    return ["inode:\(info.st_dev):\(info.st_ino)", configuration.fileKey]
   }
 
   private static func openStore(_ configuration: Realm.Configuration) throws(Realm.Error) -> Store {

@@ -74,9 +74,19 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     self.dataPath = dataPath
     self.dataFD = dataFD
     readOnly = fcntl(dataFD, F_GETFL) & O_ACCMODE == O_RDONLY
-    lockPath = dataPath + ".lock"
+    // One session per file, whatever name it is opened by: the lock file sits beside the
+    // file's real path (symbolic links resolved), and a file with several names (hard links),
+    // which processes could open by different names without seeing each other, is refused.
+    lockPath = SharedCoordinator.realPath(dataPath) + ".lock"
     var dataInfo = stat()
     let haveDataInfo = fstat(dataFD, &dataInfo) == 0
+    if haveDataInfo, dataInfo.st_nlink > 1 {
+      throw StorageError.lockFileUnavailable(
+        path: lockPath,
+        reason:
+          "the data file has \(dataInfo.st_nlink) names (hard links), and processes opening it by different names "
+          + "could not see each other's snapshots; remove the other names and open it by one")
+    }
     let mode = haveDataInfo ? mode_t(dataInfo.st_mode & 0o777) : 0o644
     // A read-only open creates the lock file only for the data file's owner, or as root (who
     // hands it to the owner): one made by another user could leave the owner unable to open
@@ -189,6 +199,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if previous != 0 { local.withLock { $0.reclaimed += 1 } }
     word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(Store.now(), ordering: .relaxed)
     if !first { _ = reclaimDeadProcesses() }
+  }
+
+  /// `path` with every symbolic link resolved (`path` itself when it cannot be resolved).
+  static func realPath(_ path: String) -> String {
+    guard let resolved = realpath(path, nil) else { return path }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 
   /// Opens the lock file for reading and writing without following a symbolic link; when it
