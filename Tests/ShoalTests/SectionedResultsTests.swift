@@ -124,6 +124,26 @@ struct SectionedResultsTests {
     #expect(seen.last == "0 del [0, 1, 2] ins [] mod []")
     token.invalidate()
   }
+
+  @Test func aSectionObservedBySwiftKeyPaths() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for name in ["ant", "bat", "bee"] { realm.add(Dog(value: ["name": name])) }
+    }
+    let section = realm.objects(Dog.self).sectioned(sortDescriptors: [SortDescriptor(keyPath: "name")]) {
+      String($0.name.prefix(1))
+    }[1]
+    var updates = 0
+    let token = section.observe(keyPaths: [\Dog.age]) { change in
+      if case .update = change { updates += 1 }
+    }
+    let bat = try #require(realm.objects(Dog.self).filter("name == 'bat'").first)
+    try realm.write { bat.age = 4 }
+    #expect(updates == 1)
+    try realm.write { bat.owner = Person(id: 9, name: "x", age: 1) }  // not observed
+    #expect(updates == 1)
+    token.invalidate()
+  }
 }
 
 @Suite("Sectioned results of values, iterators and index paths")

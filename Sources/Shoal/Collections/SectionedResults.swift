@@ -289,6 +289,16 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   }
 }
 
+extension ResultsSection where T: ObjectBase {
+  /// `observe` with the key paths given as Swift key paths of the elements.
+  public func observe(
+    keyPaths: [PartialKeyPath<T>], on queue: DispatchQueue? = nil,
+    _ block: @escaping (SectionedResultsChange<ResultsSection<Key, T>>) -> Void
+  ) -> NotificationToken {
+    observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
+  }
+}
+
 /// The changes to sectioned results (RealmSwift's `SectionedResultsChange`).
 public enum SectionedResultsChange<Collection> {
   /// The first evaluation.
