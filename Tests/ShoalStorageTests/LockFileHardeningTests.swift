@@ -207,3 +207,59 @@ struct LockFileHardeningTests {
     #expect(message?.contains("writable directory") == false)
   }
 }
+
+/// A damaged file is an error, never silently made into an empty database.
+@Suite("Files cut short")
+struct CutFileTests {
+  @Test(arguments: [100, 4096])
+  func aValidFileCutShortIsAnErrorNotANewDatabase(keeping length: Int) throws {
+    let dir = TemporaryDirectory()
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { txn in
+        try txn.createKeyspace("kv")
+        try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
+      }
+    }
+    #expect(truncate(dir.file(), off_t(length)) == 0)
+    do {
+      _ = try Store.open(path: dir.file())
+      Issue.record("a file cut to \(length) bytes opened")
+    } catch let error as StorageError {
+      guard case .truncated = error else {
+        Issue.record("expected truncated, got \(error)")
+        return
+      }
+    }
+    #expect(fileSize(dir.file()) == UInt64(length))
+  }
+
+  @Test func aFileCutToItsMetaRecordsSaysItLostCommits() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { try $0.createKeyspace("kv") }
+    }
+    #expect(truncate(dir.file(), off_t(FileLayout.dataStart)) == 0)
+    // The newest commit's blocks are gone: the open says it fell back (as after a torn commit),
+    // or fails; it never opens as if nothing happened.
+    if let store = try? Store.open(path: dir.file()) {
+      #expect(store.recoveredFromVersion != nil)
+    }
+  }
+
+  @Test func aCreationThatNeverWroteItsHeaderStartsAfresh() throws {
+    let dir = TemporaryDirectory()
+    // What a creation interrupted before its header leaves: zeros where the header goes.
+    try Data(count: Int(FileLayout.dataStart)).write(to: URL(fileURLWithPath: dir.file()))
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    #expect(store.verify().isOK)
+  }
+
+  @Test func aSmallFileThatIsNotAShoalFileIsSaidToBeOne() throws {
+    let dir = TemporaryDirectory()
+    try Data("hello".utf8).write(to: URL(fileURLWithPath: dir.file()))
+    #expect(throws: StorageError.notAShoalFile(path: dir.file())) { try Store.open(path: dir.file()) }
+  }
+}

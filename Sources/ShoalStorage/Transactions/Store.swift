@@ -176,23 +176,20 @@ public final class Store: Sendable {
     Meta, UInt64?
   ) {
     var size = try file.size()
-    if size == 0 {
+    // A new file, or one whose creation was interrupted before its header (written last, see
+    // `initialize`) landed: it holds nothing yet. Any other file is never made empty again: a
+    // file cut short is an error, not a new database.
+    if try size == 0 || (size <= FileLayout.dataStart && Store.headerNeverWritten(file, size: size)) {
       guard !options.readOnly else { throw StorageError.notAShoalFile(path: file.path) }
       try Store.initialize(file)
       size = try file.size()
     }
-    let header = try file.read(count: Int(FileLayout.headerSize), at: 0)
+    let header = try file.read(count: Int(min(size, FileLayout.headerSize)), at: 0)
     try FileLayout.checkHeader(header, path: file.path, fileSize: size)
-    var anchors = try Store.anchors(in: file)
-    if anchors.isEmpty, size <= FileLayout.dataStart, !options.readOnly {
-      // Creation was interrupted before any meta landed: the file holds nothing yet.
-      try Store.initialize(file)
-      size = try file.size()
-      anchors = try Store.anchors(in: file)
-    }
     guard size >= FileLayout.dataStart else {
       throw StorageError.truncated(path: file.path, size: size, expected: FileLayout.dataStart)
     }
+    let anchors = try Store.anchors(in: file)
     var found: [Meta] = []
     var damage: [(tail: UInt64, error: StorageError)] = []
     for anchor in anchors {
@@ -373,16 +370,28 @@ public final class Store: Sendable {
   static let emptyMeta = Meta(
     version: 0, timestamp: 0, fileEnd: FileLayout.dataStart, catalog: .null, freeList: .null, history: .null)
 
+  /// Writes an empty store: the meta slots first, then (once they are durable) the header.
+  /// A file whose header is all zeros is thus one whose creation never finished, and one with
+  /// a header but no meta record was cut short (an error, never re-created).
   private static func initialize(_ file: StorageFile) throws {
-    var image = FileLayout.encodeHeader()
-    image += [UInt8](repeating: 0, count: Int(FileLayout.headerSize) - image.count)
     var meta = emptyMeta
     meta.timestamp = Store.now()
     let encoded = meta.encode()
-    image += encoded + [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize) - encoded.count)
-    image += [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize))
-    try file.write(image, at: 0)
+    var slots = encoded + [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize) - encoded.count)
+    slots += [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize))
+    try file.write(slots, at: FileLayout.headerSize)
     try file.sync()
+    var header = FileLayout.encodeHeader()
+    header += [UInt8](repeating: 0, count: Int(FileLayout.headerSize) - header.count)
+    try file.write(header, at: 0)
+    try file.sync()
+  }
+
+  /// Whether the file's header region holds only zeros: its creation stopped before the header
+  /// was written.
+  private static func headerNeverWritten(_ file: StorageFile, size: UInt64) throws -> Bool {
+    let bytes = try file.read(count: Int(min(size, FileLayout.headerSize)), at: 0)
+    return bytes.allSatisfy { $0 == 0 }
   }
 
   /// Nanoseconds since 1970 (CLOCK_REALTIME), the clock of commit and publish timestamps.
