@@ -89,6 +89,19 @@ import Testing
     #expect(try run(["compact", dir.file(), out]).0 == 1, "refuses to overwrite")
   }
 
+  @Test func verifyFailsWhenTheNewestCommitWasLost() throws {
+    let dir = TemporaryDirectory()
+    do {
+      let store = try Store.open(path: dir.file())
+      try store.write { try $0.createKeyspace("fish") }
+    }
+    // Cut to the meta records: the newest commit's blocks are gone, the version before opens.
+    #expect(truncate(dir.file(), off_t(FileLayout.dataStart)) == 0)
+    let (status, text) = try run(["verify", dir.file()])
+    #expect(status == 1)
+    #expect(text.contains("the newest commit (version"))
+  }
+
   @Test func verifyNamesEachProblemAndFails() throws {
     let dir = TemporaryDirectory()
     try makeFile(dir.file())

@@ -192,6 +192,21 @@ import Testing
     #expect(last["activity"] as? String == "logout" && last["user"] as? String == "ann")
     let (missing, _) = try shoal(["events", file + ".missing"])
     #expect(missing == 1)
+    // A Realm file that is not an event file: said in words, exit 1.
+    let plain = fileConfiguration("plain")
+    try Realm(configuration: plain).write {}
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+      .deletingLastPathComponent().appendingPathComponent("shoal")
+    process.arguments = ["events", try #require(plain.fileURL).path]
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 1)
+    #expect(message.contains("is not an event file"), "\(message)")
   }
 
   /// A custom sink runs on the recorder's queue: while it is stuck, the caller commits

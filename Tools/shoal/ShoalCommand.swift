@@ -81,25 +81,39 @@ struct Info: ParsableCommand {
 
 struct Verify: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Check every reachable block and the free space; prints ok, or each problem and exits 1.")
+    abstract:
+      "Check every reachable block and the free space; prints ok, or each problem and exits 1 (also when the newest commit was lost and the previous version opened)."
+  )
   @Argument(help: "The Shoal file.") var file: String
   @OptionGroup var output: Output
 
   func run() throws {
     let report: VerifyReport
-    do { report = try openForReading(file).verify() } catch { try fail(error, json: output.json) }
+    let store: Store
+    do {
+      store = try openForReading(file)
+      report = store.verify()
+    } catch { try fail(error, json: output.json) }
+    var problems = report.problems
+    // A file whose newest commit could not be read is not a healthy file, even though the
+    // version it fell back to verifies.
+    if let lost = store.recoveredFromVersion {
+      problems.insert(
+        "the newest commit (version \(lost)) is damaged or cut short; the file opens at version \(store.latestVersion)",
+        at: 0)
+    }
     struct Result: Encodable {
       var ok: Bool
       var problems: [String]
     }
     if output.json {
-      try printJSON(Result(ok: report.isOK, problems: report.problems))
-    } else if report.isOK {
+      try printJSON(Result(ok: problems.isEmpty, problems: problems))
+    } else if problems.isEmpty {
       print("ok")
     } else {
-      for problem in report.problems { print(problem) }
+      for problem in problems { print(problem) }
     }
-    if !report.isOK { throw ExitCode.failure }
+    if !problems.isEmpty { throw ExitCode.failure }
   }
 }
 

@@ -200,7 +200,13 @@ public struct ShoalEventSink: EventSink {
     }
     configuration.schemaVersion = try storedVersion(configuration)
     let realm = Realm(core: try RealmCore(configuration: configuration))
-    guard let table = realm.core.table(named: className) else { return [] }
+    guard let table = realm.core.table(named: className) else {
+      let path = configuration.fileURL?.path ?? ""
+      throw Realm.Error(
+        .invalidDatabase,
+        "'\(path)' is not an event file: it has no '\(className)' class. Pass the file the event recorder "
+          + "writes (`<database>.events.shoal` by default) or a JSON Lines file.")
+    }
     let properties = table.properties
     // Oldest first; events stored in one batch keep their order.
     let stored = realm.core.allKeys(table).compactMap { key -> RecordedEvent? in
