@@ -177,6 +177,27 @@ struct ProjectionCollectionTests {
   }
 }
 
+@Suite("Notification tokens")
+struct NotificationTokenTests {
+  @Test func invalidateSaysWhetherTheTokenWasValid() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let token = realm.objects(Person.self).observe { _ in }
+    #expect(token.invalidate())
+    #expect(!token.invalidate())
+  }
+
+  @Test(.timeLimit(.minutes(1))) func aCancelledTaskRegistersNoObservation() async throws {
+    let realm = try Realm(configuration: fileConfiguration())
+    nonisolated(unsafe) let people = realm.objects(Person.self)
+    let task = Task { () -> Bool in
+      withUnsafeCurrentTask { $0?.cancel() }
+      let token = await people.observe(on: EventActor.shared) { _, _ in Issue.record("registered") }
+      return token.invalidate()
+    }
+    #expect(await task.value == false)
+  }
+}
+
 @globalActor actor EventActor {
   static let shared = EventActor()
 }

@@ -113,6 +113,11 @@ extension RealmCore {
     guard let core = state.core else { fatalError("Only collections managed by a Realm can be observed") }
     core.verifyCanObserve(queued: true)
     let token = NotificationToken()
+    // A cancelled task registers nothing: the token comes back invalidated, as in RealmSwift.
+    if Task.isCancelled {
+      token.invalidate()
+      return token
+    }
     let blueprint = CollectionBlueprint(state)
     await startOnActor(
       actor, configuration: core.configuration, snapshot: core.read,
@@ -221,6 +226,10 @@ extension ObjectBase {
     }
     core.verifyCanObserve(queued: true)
     let token = NotificationToken()
+    if Task.isCancelled {
+      token.invalidate()
+      return token
+    }
     let (tableName, key) = (table.name, _key)
     await RealmCore.startOnActor(
       actor, configuration: core.configuration, snapshot: core.read,
@@ -249,6 +258,10 @@ extension Map {
     }
     core.verifyCanObserve(queued: true)
     let token = NotificationToken()
+    if Task.isCancelled {
+      token.invalidate()
+      return token
+    }
     let (tableName, key, index) = (table.name, parent._key, propertyIndex)
     await RealmCore.startOnActor(
       actor, configuration: core.configuration, snapshot: core.read,

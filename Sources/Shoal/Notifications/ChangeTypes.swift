@@ -23,9 +23,11 @@ public final class NotificationToken: Sendable {
   }
 
   /// Stops the notifications; safe from any thread, and more than once. The Realm delivering
-  /// them is no longer kept open by the token.
-  public func invalidate() {
-    cancelled.store(true, ordering: .releasing)
+  /// them is no longer kept open by the token. Returns true when the token was valid until
+  /// this call, false when it was already invalidated (as RealmSwift's).
+  @discardableResult
+  public func invalidate() -> Bool {
+    let wasValid = !cancelled.exchange(true, ordering: .acquiringAndReleasing)
     let realm = deliverer.withLock { held -> KeptAlive? in
       defer { held = nil }
       return held
@@ -37,6 +39,7 @@ public final class NotificationToken: Sendable {
     }) {
       commit.close()
     }
+    return wasValid
   }
 
   var isInvalidated: Bool { cancelled.load(ordering: .acquiring) }
