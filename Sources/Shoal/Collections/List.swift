@@ -331,6 +331,12 @@ extension List: Equatable {
   /// RealmSwift's equality of lists: two managed lists are equal when they are the same
   /// property of the same object in the same Realm; two unmanaged lists when they hold equal
   /// elements (objects by identity); a managed list never equals an unmanaged one.
+  /// Whether `object` is an equal List (`==`), as RealmSwift's `NSObject` method answers.
+  public func isEqual(_ object: Any?) -> Bool {
+    guard let other = object as? List else { return false }
+    return self == other
+  }
+
   public static func == (lhs: List, rhs: List) -> Bool {
     if lhs === rhs { return true }
     switch (lhs.parent, rhs.parent) {

@@ -354,6 +354,12 @@ extension Map: Equatable {
   /// RealmSwift's equality of maps: two managed maps are equal when they are the same property
   /// of the same object in the same Realm; two unmanaged maps when they hold equal entries
   /// (objects by identity); a managed map never equals an unmanaged one.
+  /// Whether `object` is an equal Map (`==`), as RealmSwift's `NSObject` method answers.
+  public func isEqual(_ object: Any?) -> Bool {
+    guard let other = object as? Map else { return false }
+    return self == other
+  }
+
   public static func == (lhs: Map, rhs: Map) -> Bool {
     if lhs === rhs { return true }
     switch (lhs.parent, rhs.parent) {

@@ -164,6 +164,12 @@ extension MutableSet: Equatable {
   /// RealmSwift's equality of sets: two managed sets are equal when they are the same property
   /// of the same object in the same Realm; two unmanaged sets when they hold the same elements
   /// (objects by identity); a managed set never equals an unmanaged one.
+  /// Whether `object` is an equal MutableSet (`==`), as RealmSwift's `NSObject` method answers.
+  public func isEqual(_ object: Any?) -> Bool {
+    guard let other = object as? MutableSet else { return false }
+    return self == other
+  }
+
   public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool {
     if lhs === rhs { return true }
     switch (lhs.parent, rhs.parent) {

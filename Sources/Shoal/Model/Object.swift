@@ -429,6 +429,12 @@ open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
     return lhs.isSameObject(as: rhs)
   }
 
+  /// Whether `object` is an equal `Object` (`==`), as RealmSwift's `NSObject` method answers.
+  open func isEqual(_ object: Any?) -> Bool {
+    guard let other = object as? Object else { return false }
+    return self == other
+  }
+
   public func hash(into hasher: inout Hasher) {
     if _classInfo.primaryKeyIndex != nil || _core?.isFrozen == true, let table = _table {
       hasher.combine(table.name)
@@ -476,6 +482,8 @@ open class EmbeddedObject: ObjectBase, _RealmCollectionValueInsideOptional {
   }
 
   public static func == (lhs: EmbeddedObject, rhs: EmbeddedObject) -> Bool { lhs === rhs }
+  /// Whether `object` is this embedded object, as RealmSwift's `NSObject` method answers.
+  open func isEqual(_ object: Any?) -> Bool { (object as? EmbeddedObject) === self }
   public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 

@@ -320,6 +320,14 @@ extension _ObservableObject {
   ) -> NotificationToken {
     observeObject(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: queue, block)
   }
+
+  /// `observe(keyPaths:on:_:)` delivering the object as `T` (one of its superclasses, such as
+  /// `ObjectBase`), as RealmSwift's generic `observe` does for code shared between classes.
+  public func observe<T: ObjectBase>(
+    keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ block: @escaping (ObjectChange<T>) -> Void
+  ) -> NotificationToken {
+    observeObject(keyPaths: keyPaths, on: queue, block)
+  }
 }
 
 extension ObjectBase {

@@ -185,3 +185,62 @@ extension Projection: ThreadConfined, ThreadSafeResolvable {
 // `ThreadSafeReference` carries the results (section them again after resolving).
 extension SectionedResults: ThreadConfined {}
 extension ResultsSection: ThreadConfined {}
+
+/// A property that may be passed between threads (RealmSwift's `@ThreadSafe`): it holds a
+/// thread-safe reference to a managed object or collection, resolved in the reading thread's
+/// Realm each time it is read (nil once the value was deleted).
+///
+/// ```swift
+/// @ThreadSafe var person = realm.objects(Person.self).first
+/// DispatchQueue.global().async {
+///   print(person?.name ?? "deleted")   // resolved on this thread
+/// }
+/// ```
+///
+/// The reference pins the version it was made at until the next read replaces it, so this
+/// suits local variables and arguments captured by a dispatched block better than
+/// long-lived properties.
+@propertyWrapper
+public final class ThreadSafe<T: ThreadConfined>: Sendable {
+  private struct State: Sendable {
+    var reference: ThreadSafeReference<T>?
+    var configuration: Realm.Configuration?
+  }
+  private let state = Mutex(State())
+
+  /// The value, resolved in this thread's Realm; nil when none was set or it was deleted.
+  public var wrappedValue: T? {
+    get {
+      state.withLock { state -> sending T? in
+        guard let reference = state.reference, let configuration = state.configuration else { return nil }
+        let realm: Realm
+        do {
+          realm = try Realm(configuration: configuration)
+        } catch {
+          fatalError("\(error)")
+        }
+        guard let value = realm.resolve(reference) else {
+          state.reference = nil
+          return nil
+        }
+        state.reference = ThreadSafeReference(to: value)
+        return value
+      }
+    }
+    set {
+      guard let newValue else {
+        state.withLock { $0 = State() }
+        return
+      }
+      guard let realm = newValue.realm else { fatalError("Only managed objects may be wrapped as thread safe.") }
+      let reference = ThreadSafeReference(to: newValue)
+      let configuration = realm.configuration
+      state.withLock { $0 = State(reference: reference, configuration: configuration) }
+    }
+  }
+
+  /// Wraps `wrappedValue`, which must be managed (or nil).
+  public init(wrappedValue: T?) {
+    self.wrappedValue = wrappedValue
+  }
+}
