@@ -190,10 +190,10 @@ private func storedType<V: _RealmSchemaDiscoverable>(_: V.Type) -> (PropertyType
   @Test func bridgeCastsConvertKeyValueCodingValues() throws {
     let realm = try populated()
     let gauge = try #require(realm.object(ofType: Gauge.self, forPrimaryKey: 1))
-    let raw = try #require(gauge.levels.value(forKey: "self") as? [Any])
+    let raw: [Any] = gauge.levels.value(forKey: "self")
     let levels: [Level] = raw.map { dynamicBridgeCast(fromObjectiveC: $0) }
     #expect(levels == Array(gauge.levels))
-    let optionals = try #require(gauge.optionalLevels.value(forKey: "self") as? [Any])
+    let optionals: [Any] = gauge.optionalLevels.value(forKey: "self")
     let typed: [Level?] = optionals.map { dynamicBridgeCast(fromObjectiveC: $0) }
     #expect(typed == [nil, .high, .mid])
     #expect(dynamicBridgeCast(fromSwift: Int?.none) is NSNull)

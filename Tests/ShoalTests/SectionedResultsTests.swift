@@ -109,19 +109,26 @@ struct SectionedResultsTests {
     let token = sectioned[1].observe { change in
       switch change {
       case .initial(let section): seen.append("initial \(section.key) \(section.count)")
-      case .update(let section, let deletions, let insertions, let modifications, _, _):
+      case .update(let section, let deletions, let insertions, let modifications, let added, let removed):
+        func paths(_ list: [IndexPath]) -> String { "\(list.map { [$0[0], $0[1]] })" }
         seen.append(
-          "\(section.count) del \(deletions.map { $0[1] }) ins \(insertions.map { $0[1] }) mod \(modifications.map { $0[1] })"
-        )
+          "\(section.count) del \(paths(deletions)) ins \(paths(insertions)) mod \(paths(modifications)) "
+            + "+s \(Array(added)) -s \(Array(removed))")
       }
     }
+    // Index paths of the whole sectioned results ("b" is section 1), as Realm Core reports a
+    // section's changes.
     #expect(seen == ["initial b 2"])
     try realm.write { realm.add(Dog(value: ["name": "bob"])) }
-    #expect(seen.last == "3 del [] ins [2] mod []")
+    #expect(seen.last == "3 del [] ins [[1, 2]] mod [] +s [] -s []")
     try realm.write { realm.add(Dog(value: ["name": "cow"])) }  // another section
     #expect(seen.count == 2)
+    // The section goes: reported as a deleted section, its rows implied.
     try realm.write { realm.delete(realm.objects(Dog.self).filter("name BEGINSWITH 'b'")) }
-    #expect(seen.last == "0 del [0, 1, 2] ins [] mod []")
+    #expect(seen.last == "0 del [] ins [] mod [] +s [] -s [1]")
+    // It comes back, now as section 1 again ("a", "b", "c").
+    try realm.write { realm.add(Dog(value: ["name": "bee"])) }
+    #expect(seen.last == "1 del [] ins [[1, 0]] mod [] +s [1] -s []")
     token.invalidate()
   }
 

@@ -128,12 +128,46 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     from old: SectionSnapshot<Key>, to new: SectionSnapshot<Key>, deletions: [Int], insertions: [Int],
     modifications: [Int]
   ) -> SectionedResultsChange<SectionedResults> {
+    let change = SectionChange(
+      from: old, to: new, deletions: deletions, insertions: insertions, modifications: modifications, only: nil)
+    return .update(
+      self, deletions: change?.deletions ?? [], insertions: change?.insertions ?? [],
+      modifications: change?.modifications ?? [], sectionsToInsert: change?.sectionsToInsert ?? [],
+      sectionsToDelete: change?.sectionsToDelete ?? [])
+  }
+}
+
+/// One change of sectioned results, computed as Realm Core computes it from the change of the
+/// results: their deletions, insertions and modifications placed in their sections (index
+/// paths of the whole sectioned results), sections whose key appeared or vanished, the rows
+/// of a vanished section implied by it; a modified row no longer at its place in its section
+/// (it moved, or changed section) is a deletion and an insertion. With `only` a section key,
+/// as Realm Core's section notifications: only that section's changes, nil when it has none.
+struct SectionChange {
+  var deletions: [IndexPath] = []
+  var insertions: [IndexPath] = []
+  var modifications: [IndexPath] = []
+  var sectionsToInsert = IndexSet()
+  var sectionsToDelete = IndexSet()
+
+  init?<Key: Hashable>(
+    from old: SectionSnapshot<Key>, to new: SectionSnapshot<Key>, deletions: [Int], insertions: [Int],
+    modifications: [Int], only filter: Key?
+  ) {
     let oldPaths = old.indexPaths
     let newPaths = new.indexPaths
     let oldSections = Dictionary(old.layout.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
     let newSections = Dictionary(new.layout.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
-    let sectionsToInsert = IndexSet(new.layout.indices.filter { oldSections[new.layout[$0].key] == nil })
-    let sectionsToDelete = IndexSet(old.layout.indices.filter { newSections[old.layout[$0].key] == nil })
+    // The sections looked at: every one, or the filter's in each version.
+    let oldFilter = filter.flatMap { oldSections[$0] }
+    let newFilter = filter.flatMap { newSections[$0] }
+    if filter != nil, oldFilter == nil, newFilter == nil { return nil }
+    func oldIncluded(_ section: Int) -> Bool { filter == nil || section == oldFilter }
+    func newIncluded(_ section: Int) -> Bool { filter == nil || section == newFilter }
+    sectionsToInsert = IndexSet(
+      new.layout.indices.filter { oldSections[new.layout[$0].key] == nil && newIncluded($0) })
+    sectionsToDelete = IndexSet(
+      old.layout.indices.filter { newSections[old.layout[$0].key] == nil && oldIncluded($0) })
     // Where each modified row is now: found by its identity.
     var newPosition: [ObjectKey: Int] = [:]
     for (index, key) in new.items.enumerated() { if let key, newPosition[key] == nil { newPosition[key] = index } }
@@ -143,15 +177,23 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     var modified: [Int: Set<Int>] = [:]
     var modifiedNow: [Int: Set<Int>] = [:]
     var deleted: [Int: Set<Int>] = [:]
-    for index in insertions { if let (section, row) = newPaths[index] { inserted[section, default: []].insert(row) } }
+    for index in insertions {
+      if let (section, row) = newPaths[index], newIncluded(section) { inserted[section, default: []].insert(row) }
+    }
     for index in modifications {
-      if let (section, row) = oldPaths[index] { modified[section, default: []].insert(row) }
+      if let (section, row) = oldPaths[index], oldIncluded(section) { modified[section, default: []].insert(row) }
     }
     for index in modifiedNew {
-      if let (section, row) = newPaths[index] { modifiedNow[section, default: []].insert(row) }
+      if let (section, row) = newPaths[index], newIncluded(section) { modifiedNow[section, default: []].insert(row) }
     }
-    for index in deletions where oldPaths[index].map({ !sectionsToDelete.contains($0.0) }) ?? false {
-      if let (section, row) = oldPaths[index] { deleted[section, default: []].insert(row) }
+    // A deleted section's rows are implied by it (with a filter: its rows are reported only
+    // while the section still exists).
+    if filter == nil || newFilter != nil {
+      for index in deletions {
+        if let (section, row) = oldPaths[index], oldIncluded(section), !sectionsToDelete.contains(section) {
+          deleted[section, default: []].insert(row)
+        }
+      }
     }
     for (oldSection, rows) in modified {
       guard let newSection = newSections[old.layout[oldSection].key] else {
@@ -167,9 +209,14 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
     func paths(_ grouped: [Int: Set<Int>]) -> [IndexPath] {
       grouped.flatMap { section, rows in rows.map { IndexPath(indexes: [section, $0]) } }.sorted()
     }
-    return .update(
-      self, deletions: paths(deleted), insertions: paths(inserted), modifications: paths(modified),
-      sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete)
+    self.deletions = paths(deleted)
+    self.insertions = paths(inserted)
+    self.modifications = paths(modified)
+    if filter != nil, self.deletions.isEmpty, self.insertions.isEmpty, self.modifications.isEmpty,
+      sectionsToInsert.isEmpty, sectionsToDelete.isEmpty
+    {
+      return nil
+    }
   }
 }
 
@@ -236,10 +283,11 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   }
   public var description: String { "ResultsSection<\(Key.self), \(T.self)>(key: \(key), count: \(rows.count))" }
 
-  /// Calls `block` with the section as it is now, then after each commit that changes its
-  /// elements, with index paths within the section (section 0), on `queue` when given.
-  /// Commits that touch only other sections are not reported; when the section empties, its
-  /// elements are reported deleted.
+  /// Calls `block` with the section as it is now, then after each commit that changes it, as
+  /// Realm Core reports a section's changes: index paths and section indexes of the whole
+  /// sectioned results, only this section's (its deletion, or its return after one, is a
+  /// deleted or inserted section); commits that touch other sections only are not reported.
+  /// On `queue` when given.
   ///
   /// ```swift
   /// let token = realm.objects(Dog.self).sectioned(by: \.firstLetter)[0].observe { change in
@@ -252,38 +300,32 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
   ) -> NotificationToken {
     let key = self.key
     let keyBlock = self.keyBlock
-    var oldSection: (index: Int, count: Int)?
-    func section(of sectioned: SectionedResults<Key, T>) -> (ResultsSection<Key, T>, Int?) {
-      guard let index = sectioned.allKeys.firstIndex(of: key) else {
-        return (ResultsSection(key: key, results: sectioned.results, rows: [], keyBlock: keyBlock), nil)
-      }
-      return (sectioned[index], index)
+    var last: SectionSnapshot<Key>?
+    func section(of sectioned: SectionedResults<Key, T>) -> ResultsSection<Key, T> {
+      sectioned.first { $0.key == key }
+        ?? ResultsSection(key: key, results: sectioned.results, rows: [], keyBlock: keyBlock)
     }
-    return SectionedResults(results: results, keyBlock: keyBlock).observe(keyPaths: keyPaths, on: queue) { change in
+    return results.observe(keyPaths: keyPaths, on: queue) { change in
       switch change {
-      case .initial(let sectioned):
-        let (current, index) = section(of: sectioned)
-        oldSection = index.map { ($0, current.count) }
-        block(.initial(current))
-      case .update(let sectioned, let deletions, let insertions, let modifications, _, let sectionsToDelete):
-        let (current, index) = section(of: sectioned)
-        func within(_ paths: [IndexPath], _ section: Int?) -> [IndexPath] {
-          guard let section else { return [] }
-          return paths.filter { $0[0] == section }.map { IndexPath(indexes: [0, $0[1]]) }
-        }
-        var deleted = within(deletions, oldSection?.index)
-        // A deleted section's rows are implied by it: report them one by one here.
-        if let old = oldSection, sectionsToDelete.contains(old.index) {
-          deleted = (0..<old.count).map { IndexPath(indexes: [0, $0]) }
-        }
-        let inserted = within(insertions, index)
-        let modified = within(modifications, index)
-        oldSection = index.map { ($0, current.count) }
-        guard !deleted.isEmpty || !inserted.isEmpty || !modified.isEmpty else { return }
+      case .initial(let results):
+        let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
+        last = sectioned.snapshot()
+        block(.initial(section(of: sectioned)))
+      case .update(let results, let deletions, let insertions, let modifications):
+        let sectioned = SectionedResults(results: results, keyBlock: keyBlock)
+        let now = sectioned.snapshot()
+        defer { last = now }
+        guard let old = last,
+          let change = SectionChange(
+            from: old, to: now, deletions: deletions, insertions: insertions, modifications: modifications, only: key)
+        else { return }
         block(
           .update(
-            current, deletions: deleted, insertions: inserted, modifications: modified, sectionsToInsert: [],
-            sectionsToDelete: []))
+            section(of: sectioned), deletions: change.deletions, insertions: change.insertions,
+            modifications: change.modifications, sectionsToInsert: change.sectionsToInsert,
+            sectionsToDelete: change.sectionsToDelete))
+      case .error(let error):
+        Logger.shared.log(level: .error, message: "A section could not be observed: \(error)")
       }
     }
   }
