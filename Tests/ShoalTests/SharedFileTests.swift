@@ -79,3 +79,28 @@ struct PortingHelperTests {
     #expect(!map.isEqual(Map<String, Int>()))
   }
 }
+
+@Suite("List moves")
+struct ListMoveTests {
+  @Test func moveFromOffsetsMovesEachInTurnAsRealmSwift() throws {
+    let list = List<String>()
+    list.append(objectsIn: ["1", "2", "3"])
+    list.move(fromOffsets: IndexSet([1]), toOffset: 0)
+    #expect(Array(list) == ["2", "1", "3"])
+    list.move(fromOffsets: IndexSet([0]), toOffset: 3)
+    #expect(Array(list) == ["1", "3", "2"])
+    list.move(fromOffsets: IndexSet([2]), toOffset: 1)
+    #expect(Array(list) == ["1", "2", "3"])
+    list.move(fromOffsets: IndexSet([]), toOffset: 1)
+    list.move(fromOffsets: IndexSet([0, 2]), toOffset: 1)
+    #expect(Array(list) == ["1", "3", "2"])
+  }
+
+  @Test func moveFromOffsetsPastTheEndFails() async {
+    await #expect(processExitsWith: .failure) {
+      let list = List<String>()
+      list.append(objectsIn: ["1", "2", "3"])
+      list.move(fromOffsets: IndexSet([0]), toOffset: 4)
+    }
+  }
+}

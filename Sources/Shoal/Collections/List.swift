@@ -216,22 +216,14 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   }
 
   /// Moves the elements at `offsets` to before `destination` (as SwiftUI's `onMove` gives
-  /// them), keeping their order.
+  /// them), one at a time as RealmSwift does; an offset or destination out of bounds fails
+  /// with `move(from:to:)`'s message.
   public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
-    checkWrite()
-    func moved<T>(_ items: [T]) -> [T] {
-      let moving = offsets.map { items[$0] }
-      var rest: [T] = []
-      var insertAt = 0
-      for (offset, item) in items.enumerated() where !offsets.contains(offset) {
-        if offset < destination { insertAt += 1 }
-        rest.append(item)
-      }
-      rest.insert(contentsOf: moving, at: insertAt)
-      return rest
+    // RealmSwift's way: each offset in turn, ascending, one `move(from:to:)` each (with its
+    // bounds checks), the destination shifted down when it lies after the offset.
+    for offset in offsets {
+      move(from: offset, to: destination > offset ? destination - 1 : destination)
     }
-    // Rearranged as stored values: elements already in the list are not added again.
-    if parent == nil { unmanaged = moved(unmanaged) } else { store(moved(stored)) }
   }
 
   /// Removes every element (linked objects stay in the Realm).
