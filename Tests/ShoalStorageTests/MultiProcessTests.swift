@@ -168,11 +168,21 @@ import Testing
     second.close()
   }
 
-  /// The state a process killed in the middle of publishing leaves in the lock file: an odd
-  /// seqlock over half-written words.
-  static func leaveAPublishCutShort(lockPath: String) throws {
+  /// The offset of a published-meta slot: the current one, or the other.
+  static func slotOffset(_ lock: PosixFile, current: Bool) throws -> UInt64 {
+    let index = try lock.read(count: 8, at: UInt64(SharedCoordinator.offsetCurrentSlot)).withUnsafeBytes {
+      $0.loadUnaligned(as: UInt64.self)
+    }
+    let slot = current ? index & 1 : 1 - (index & 1)
+    return UInt64(SharedCoordinator.offsetSeqlock) + slot * UInt64(SharedCoordinator.slotSize)
+  }
+
+  /// A published-meta slot left as a publish cut short leaves it: an odd seqlock over
+  /// half-written words. In the slot that is not current, that is what a publisher stopped or
+  /// killed halfway leaves; in the current one, a damaged lock file (readers repair it).
+  static func leaveAPublishCutShort(lockPath: String, inCurrentSlot: Bool = true) throws {
     let lock = try PosixFile(path: lockPath, create: false, readOnly: false)
-    let offset = UInt64(SharedCoordinator.offsetSeqlock)
+    let offset = try slotOffset(lock, current: inCurrentSlot)
     let sequence = try lock.read(count: 8, at: offset).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     try lock.write(withUnsafeBytes(of: sequence | 1) { Array($0) }, at: offset)
     try lock.write([UInt8](repeating: 0xAB, count: SharedCoordinator.metaWords * 8), at: offset + 16)
@@ -197,11 +207,36 @@ import Testing
     return seen.withLock { $0 }
   }
 
+  /// The seqlock of the current published-meta slot.
   static func lockSequence(_ lockPath: String) throws -> UInt64 {
     let lock = try PosixFile(path: lockPath, create: false, readOnly: false)
-    return try lock.read(count: 8, at: UInt64(SharedCoordinator.offsetSeqlock)).withUnsafeBytes {
+    return try lock.read(count: 8, at: try slotOffset(lock, current: true)).withUnsafeBytes {
       $0.loadUnaligned(as: UInt64.self)
     }
+  }
+
+  /// A publisher stopped halfway (SIGSTOP, a debugger, a frozen cgroup) while it holds the
+  /// writer lock: readers and new openers go on with the last whole publish instead of waiting
+  /// for it (with one slot, they slept until the publisher ran again).
+  @Test func aPublisherStoppedHalfwayNeverHoldsUpReaders() throws {
+    let dir = TemporaryDirectory()
+    let writer = try Store.open(path: dir.file())
+    try Self.rewriteOneKey(writer, times: 5)
+    let newest = writer.latestVersion
+    let stalled = try writer.beginWrite()  // holds the writer lock, as the stopped process does
+    try Self.leaveAPublishCutShort(lockPath: dir.file() + ".lock", inCurrentSlot: false)
+    let seen = Mutex<UInt64?>(nil)
+    let path = dir.file()
+    #expect(
+      finishes(within: 10) {
+        let reader = try? Store.open(path: path)
+        seen.withLock { $0 = reader?.latestVersion }
+      })
+    #expect(seen.withLock { $0 } == newest)
+    stalled.abort()
+    try writer.write { try $0.put([1], forKey: [1], in: "kv") }
+    #expect(writer.latestVersion == newest + 1)
+    #expect(writer.verify().isOK)
   }
 
   /// A publisher killed mid-publish leaves the seqlock odd. With the writer lock free, the

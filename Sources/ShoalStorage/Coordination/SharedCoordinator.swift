@@ -26,7 +26,7 @@ import Synchronization
 final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped memory; all access atomic.
   // MARK: Layout of the lock file
   static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
-  static let layoutVersion: UInt64 = 2
+  static let layoutVersion: UInt64 = 3
   static let processSlots = 128
   static let readerSlots = 1024
   static let metaWords = 24  // 192 bytes >= Meta.encodedSize
@@ -35,9 +35,15 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   static let offsetInitialized = 16
   static let offsetSequence = 64  // u32 futex word
   static let offsetWaiters = 68  // u32
-  static let offsetSeqlock = 128  // u64, then a reserved u64, then the meta words
-  static let offsetPublishedAt = offsetSeqlock + 16 + metaWords * 8
-  static let offsetProcesses = 512  // processSlots x 16 bytes: pid, claimed-at
+  /// Which of the two published-meta slots is current (0 or 1).
+  static let offsetCurrentSlot = 24
+  /// Two slots, each a u64 seqlock, a reserved u64, then the meta words: a publish writes the
+  /// slot that is not current, then makes it current, so a publisher stopped (or killed)
+  /// halfway never leaves readers without a whole published version.
+  static let offsetSeqlock = 128
+  static let slotSize = 16 + metaWords * 8
+  static let offsetPublishedAt = offsetSeqlock + 2 * slotSize
+  static let offsetProcesses = 1024  // processSlots x 16 bytes: pid, claimed-at
   static let offsetReaders = 4096  // readerSlots x 32 bytes: owner, version, since, pid
   static let mapSize = offsetReaders + readerSlots * 32
   static let sessionByte: Int64 = 1 << 20
@@ -335,7 +341,11 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// Publishes `meta`; the caller holds `writer`'s mutex (so publishes of this process never
   /// overlap) and the writer lock (so no other process's do either).
   private func publishLocked(_ meta: Meta) {
-    let seq = word(SharedCoordinator.offsetSeqlock)
+    // Into the slot readers are not reading: a publish stopped halfway leaves the current
+    // slot, the last whole publish, for them.
+    let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .relaxed) & 1
+    let slot = SharedCoordinator.offsetSeqlock + Int(1 - current) * SharedCoordinator.slotSize
+    let seq = word(slot)
     let start = seq.load(ordering: .relaxed)
     // An odd value means a writer died mid-publish: go on from the next even value.
     let odd = start | 1
@@ -345,18 +355,18 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     bytes += [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8 - bytes.count)
     bytes.withUnsafeBytes { p in
       for i in 0..<SharedCoordinator.metaWords {
-        word(SharedCoordinator.offsetSeqlock + 16 + i * 8).store(
-          p.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self), ordering: .relaxed)
+        word(slot + 16 + i * 8).store(p.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self), ordering: .relaxed)
       }
     }
     seq.store(odd &+ 1, ordering: .releasing)
+    word(SharedCoordinator.offsetCurrentSlot).store(1 - current, ordering: .releasing)
     word(SharedCoordinator.offsetPublishedAt).store(Store.now(), ordering: .relaxed)
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
   }
 
   /// The last meta decoded, by seqlock value: taking a snapshot of an unchanged version
   /// decodes nothing.
-  private let decoded = Mutex<(sequence: UInt64, meta: Meta)?>(nil)
+  private let decoded = Mutex<(slot: UInt64, sequence: UInt64, meta: Meta)?>(nil)
 
   /// Whether this coordinator's `dataFD` holds the writer lock. Its mutex also serialises
   /// this process's publishes, and a repair of an unfinished publish against them and against
@@ -385,21 +395,23 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// The published meta, or nil while a publish is in progress (or was cut short).
   private func readPublished() -> Meta? {
-    let seq = word(SharedCoordinator.offsetSeqlock)
+    let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .acquiring) & 1
+    let slot = SharedCoordinator.offsetSeqlock + Int(current) * SharedCoordinator.slotSize
+    let seq = word(slot)
     let s1 = seq.load(ordering: .acquiring)
-    if let hit = decoded.withLock({ $0 }), hit.sequence == s1 { return hit.meta }
+    if let hit = decoded.withLock({ $0 }), hit.slot == current, hit.sequence == s1 { return hit.meta }
+    // Odd: a publisher is writing this slot, which happens only after two publishes since
+    // this reader looked at the current slot (the caller reads again).
     guard s1 & 1 == 0 else { return nil }
     var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
     bytes.withUnsafeMutableBytes { p in
       for i in 0..<SharedCoordinator.metaWords {
-        p.storeBytes(
-          of: word(SharedCoordinator.offsetSeqlock + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8,
-          as: UInt64.self)
+        p.storeBytes(of: word(slot + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8, as: UInt64.self)
       }
     }
     Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
     guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) else { return nil }
-    decoded.withLock { $0 = (s1, meta) }
+    decoded.withLock { $0 = (current, s1, meta) }
     return meta
   }
 
