@@ -81,6 +81,30 @@ import Testing
     #expect(Set(seen).count == 1, "listener stack depths: \(Set(seen).sorted())")
   }
 
+  /// A writer process stopped with SIGSTOP at random moments, mid-publish included: every
+  /// time, a new opener reads the newest version at once, and the writer goes on after SIGCONT.
+  @Test func aStoppedWriterNeverHoldsUpNewReaders() throws {
+    let dir = TemporaryDirectory()
+    let writer = try Child.worker("commit-loop", file: dir.file(), ["--count", "0", "--id", "3"])
+    _ = try writer.line(startingWith: "committed")
+    let path = dir.file()
+    let pid = writer.process.processIdentifier
+    for _ in 0..<200 {
+      #expect(kill(pid, SIGSTOP) == 0)
+      let seen = Mutex<UInt64?>(nil)
+      let read = finishes(within: 10) {
+        let reader = try? Store.open(path: path)
+        seen.withLock { $0 = reader?.latestVersion }
+      }
+      #expect(read && seen.withLock { $0 } != nil, "a reader waited for the stopped writer")
+      #expect(kill(pid, SIGCONT) == 0)
+      _ = try writer.line(startingWith: "committed")
+      if !read { break }
+    }
+    writer.kill()
+    #expect(try Store.open(path: path).verify().isOK)
+  }
+
   @Test(arguments: [3, 11, 29])
   func aWriterKilledMidCommitLosesOnlyItsOwnTransaction(after commits: Int) throws {
     let dir = TemporaryDirectory()
