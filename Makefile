@@ -21,7 +21,7 @@ test: deps
 	$(SWIFT) build -c release --product shoal-stress
 	.build/release/shoal-stress powerloss --trials $(TRIALS) --seed $(SEED)
 	.build/release/shoal-stress corrupt --trials $(TRIALS) --seed $(SEED)
-	.build/release/shoal-stress run --processes 6 --seconds 20 --kill-every 1 --seed $(SEED)
+	.build/release/shoal-stress run --processes 6 --seconds 20 --kill-every 1 --stop-every 2 --seed $(SEED)
 
 demo: deps
 	$(SWIFT) build --product shoal-demo

@@ -13,6 +13,10 @@ struct Run: ParsableCommand {
   @Option(help: "Worker processes.") var processes = 6
   @Option(help: "How long to run.") var seconds = 10.0
   @Option(help: "Kill a random worker every K seconds (0: never).") var killEvery = 1.0
+  @Option(
+    help:
+      "Stop (SIGSTOP) a random worker every S seconds for 50 to 500 ms, then let it go on (SIGCONT); 0: never.")
+  var stopEvery = 0.0
   @Option var seed: UInt64 = 1
   @Option(help: "The file (default: a new one in a temporary directory).") var file: String?
   @Option var accounts = 100
@@ -135,14 +139,29 @@ struct Run: ParsableCommand {
     let monitor = try Store.open(path: path, options: StoreOptions(durability: .unsafe))
     let start = Date()
     var nextKill = killEvery > 0 ? killEvery : .infinity
+    var nextStop = stopEvery > 0 ? stopEvery : .infinity
+    var stops = 0
+    // Stopped workers and when they go on.
+    var stopped: [(pid: pid_t, until: TimeInterval)] = []
     while Date().timeIntervalSince(start) < seconds {
       Thread.sleep(forTimeInterval: 0.05)
       peak = max(peak, monitor.activeVersionCount)
       let elapsed = Date().timeIntervalSince(start)
+      for entry in stopped where entry.until <= elapsed { kill(entry.pid, SIGCONT) }
+      stopped.removeAll { $0.until <= elapsed }
+      if elapsed >= nextStop {
+        nextStop += stopEvery
+        let victim = children[Int.random(in: 0..<children.count, using: &rng)].process.processIdentifier
+        if !stopped.contains(where: { $0.pid == victim }), kill(victim, SIGSTOP) == 0 {
+          stopped.append((victim, elapsed + Double(Int.random(in: 50...500, using: &rng)) / 1000))
+          stops += 1
+        }
+      }
       if elapsed >= nextKill {
         nextKill += killEvery
         let index = Int.random(in: 0..<children.count, using: &rng)
         let victim = children[index]
+        stopped.removeAll { $0.pid == victim.process.processIdentifier }
         kill(victim.process.processIdentifier, SIGKILL)
         Run.reap(victim)
         watchdog.withLock { $0.pids.removeAll { $0 == victim.process.processIdentifier } }
@@ -188,6 +207,7 @@ struct Run: ParsableCommand {
     let summary: [String: String] = [
       "commits": "\(store.latestVersion - initialVersion)",
       "kills": "\(kills)",
+      "stops": "\(stops)",
       "restarts": "\(restarts)",
       "violations": "\(result.violations.count)",
       "lost": "\(lost)",
