@@ -248,6 +248,27 @@ struct CutFileTests {
     }
   }
 
+  @Test func aFileCutUnderARunningWriterStopsItsNextCommit() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { txn in
+      try txn.createKeyspace("kv")
+      for i in 0..<200 { try txn.put(textValue(i, length: 200), forKey: bytes("k\(i)"), in: "kv") }
+    }
+    let cut = fileSize(dir.file()) / 2
+    #expect(truncate(dir.file(), off_t(cut)) == 0)
+    do {
+      try store.write { try $0.put(bytes("v"), forKey: bytes("new"), in: "kv") }
+      Issue.record("committed over a file cut short")
+    } catch let error as StorageError {
+      guard case .truncated = error else {
+        Issue.record("expected truncated, got \(error)")
+        return
+      }
+    }
+    #expect(fileSize(dir.file()) == cut)
+  }
+
   @Test func aCreationThatNeverWroteItsHeaderStartsAfresh() throws {
     let dir = TemporaryDirectory()
     // What a creation interrupted before its header leaves: zeros where the header goes.

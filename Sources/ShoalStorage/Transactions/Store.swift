@@ -517,6 +517,7 @@ public final class Store: Sendable {
           coordinator.publish(meta)
         }
       }
+      try checkNotCutShort(meta)
       let horizon = coordinator.oldestPin(latest: meta.version)
       try checkVersionLimit(latest: meta.version)
       // Taken, not copied: the transaction holds the only reference, so its edits copy
@@ -533,6 +534,19 @@ public final class Store: Sendable {
       writerThread.withLock { $0 = nil }
       writerGate.signal()
       throw error
+    }
+  }
+
+  /// Fails with `truncated` when the file no longer reaches the end of `meta`'s data (someone
+  /// cut it while it was open): committing on would write over a hole and lose what the cut
+  /// took. One byte read, not a `stat`: a `stat` would dirty the inode on file systems with
+  /// fine-grained timestamps and slow the commit's sync.
+  private func checkNotCutShort(_ meta: Meta) throws {
+    guard file is PosixFile, meta.fileEnd > FileLayout.dataStart else { return }
+    var byte: UInt8 = 0
+    let read = try withUnsafeMutableBytes(of: &byte) { try file.read(into: $0, at: meta.fileEnd - 1) }
+    if read == 0 {
+      throw StorageError.truncated(path: path, size: try file.size(), expected: meta.fileEnd)
     }
   }
 
