@@ -47,6 +47,9 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The lock file was deleted or replaced while this store had it open: other processes
   /// can no longer see this one's pins, so it must not write.
   case lockFileReplaced(path: String)
+  /// Every process slot or reader slot of the lock file is taken: `kind` is "process" or
+  /// "reader", `holders` the processes holding them (pid and how many slots each).
+  case slotsExhausted(path: String, kind: String, limit: Int, holders: [Int32: Int])
   /// Too many versions are pinned (`StoreOptions.maximumNumberOfActiveVersions`).
   case tooManyActiveVersions(count: Int, limit: Int, oldest: PinInfo?)
   /// Simulated power loss from `FaultInjectingFile`: every later operation fails.
@@ -113,6 +116,13 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case .lockFileReplaced(let path):
       return
         "The lock file '\(path)' was deleted or replaced while the file was open, so processes opened since cannot see this one. Close and reopen the store to write."
+    case .slotsExhausted(let path, let kind, let limit, let holders):
+      let who = holders.sorted { $0.value > $1.value }.prefix(8).map { "pid \($0.key): \($0.value)" }
+        .joined(separator: ", ")
+      return "All \(limit) \(kind) slots of the lock file '\(path)' are in use (\(who)). "
+        + (kind == "reader"
+          ? "Release snapshots (read transactions, frozen objects) in the processes holding the most."
+          : "Close some of the processes that have the file open.")
     case .tooManyActiveVersions(let count, let limit, let oldest):
       var message = "Number of active versions (\(count)) in the Realm exceeded the limit of \(limit)"
       if let oldest {

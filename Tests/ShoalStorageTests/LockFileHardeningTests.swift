@@ -284,3 +284,31 @@ struct CutFileTests {
     #expect(throws: StorageError.notAShoalFile(path: dir.file())) { try Store.open(path: dir.file()) }
   }
 }
+
+/// The lock file's fixed tables, full: typed errors that name the limit and who holds it.
+@Suite("Lock file limits")
+struct LockFileLimitTests {
+  @Test func fullReaderSlotsAreATypedErrorNamingTheHolders() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))
+    try store.write { try $0.createKeyspace("kv") }
+    var pins: [ReadTransaction] = []
+    defer { for pin in pins { pin.close() } }
+    for i in 0..<SharedCoordinator.readerSlots {
+      pins.append(try store.beginRead())
+      try store.write { try $0.put([UInt8(i & 0xFF)], forKey: [1], in: "kv") }
+    }
+    do {
+      _ = try store.beginRead()
+      Issue.record("a pin beyond the reader slots was taken")
+    } catch let error as StorageError {
+      guard case .slotsExhausted(_, let kind, let limit, let holders) = error else {
+        Issue.record("expected slotsExhausted, got \(error)")
+        return
+      }
+      #expect(kind == "reader" && limit == SharedCoordinator.readerSlots)
+      #expect(holders[getpid()] == SharedCoordinator.readerSlots)
+      #expect(error.description.contains("pid \(getpid()): \(SharedCoordinator.readerSlots)"))
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import ShoalStorage
 
 extension RealmCore {
   /// The frozen Realm at this Realm's current version (one per version, shared).
@@ -8,7 +9,13 @@ extension RealmCore {
   func frozen() -> RealmCore {
     if isFrozen { return self }
     verifyThread()
-    guard let snapshot = read ?? (try? store.beginRead()) else { fatalError("Could not pin a version to freeze") }
+    let snapshot: ReadTransaction
+    do {
+      snapshot = try read ?? store.beginRead()
+    } catch {
+      // `freeze()` cannot throw (RealmSwift's signature): the engine's reason, with its advice.
+      fatalError("Could not pin a version to freeze: \(error)")
+    }
     if read == nil { read = snapshot }
     if let cached = frozenCore, cached.read?.version == snapshot.version { return cached }
     let core = RealmCore(frozenFrom: self, snapshot: snapshot)

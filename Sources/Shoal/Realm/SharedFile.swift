@@ -164,6 +164,7 @@ extension Realm.Error {
     case .unsupportedFormatVersion: code = .unsupportedFileFormatVersion
     case .incompatibleLockFile, .lockFileReplaced: code = .incompatibleLockFile
     case .lockFileUnavailable: code = .fileAccess
+    case .slotsExhausted: code = .fail
     case .invalidArgument, .keyTooLarge, .valueTooLarge: code = .invalidInput
     default: code = .fail
     }

@@ -192,9 +192,17 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       break
     }
     guard let index = claimed else {
+      var holders: [Int32: Int] = [:]
+      for i in 0..<SharedCoordinator.processSlots {
+        let pid = UnsafeAtomic<UInt64>(
+          at: (mapped + SharedCoordinator.offsetProcesses + i * 16).assumingMemoryBound(
+            to: UnsafeAtomic<UInt64>.Storage.self)
+        ).load(ordering: .relaxed)
+        if pid != 0 { holders[Int32(truncatingIfNeeded: pid), default: 0] += 1 }
+      }
       munmap(mapped, SharedCoordinator.mapSize)
-      throw StorageError.lockFileUnavailable(
-        path: lockPath, reason: "all \(SharedCoordinator.processSlots) process slots are in use")
+      throw StorageError.slotsExhausted(
+        path: lockPath, kind: "process", limit: SharedCoordinator.processSlots, holders: holders)
     }
     processIndex = index
     ok = true
@@ -511,10 +519,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         }
         // A free reader slot: claim it, publish the version, then check it is still the
         // newest (a writer that began before the slot was visible may free older versions).
-        guard let index = claimReaderSlot(version: v) else {
-          throw StorageError.lockFileUnavailable(
-            path: lockPath, reason: "all \(SharedCoordinator.readerSlots) reader slots are in use")
-        }
+        guard let index = claimReaderSlot(version: v) else { throw readerSlotsExhausted() }
         if latest().version == v {
           l.pins[v] = (index, 1, Store.now())
           return meta
@@ -532,12 +537,16 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         return
       }
       // Newer than anything published, and the writer lock is held: nothing can free it.
-      guard let index = claimReaderSlot(version: v) else {
-        throw StorageError.lockFileUnavailable(
-          path: lockPath, reason: "all \(SharedCoordinator.readerSlots) reader slots are in use")
-      }
+      guard let index = claimReaderSlot(version: v) else { throw readerSlotsExhausted() }
       l.pins[v] = (index, 1, Store.now())
     }
+  }
+
+  /// The error for a full reader-slot table, naming who holds the slots.
+  private func readerSlotsExhausted() -> StorageError {
+    var holders: [Int32: Int] = [:]
+    for pin in pins() { holders[pin.pid, default: 0] += 1 }
+    return .slotsExhausted(path: lockPath, kind: "reader", limit: SharedCoordinator.readerSlots, holders: holders)
   }
 
   private func claimReaderSlot(version: UInt64) -> Int? {
