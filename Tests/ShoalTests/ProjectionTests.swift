@@ -188,7 +188,7 @@ struct NotificationTokenTests {
 
   @Test(.timeLimit(.minutes(1))) func aCancelledTaskRegistersNoObservation() async throws {
     let realm = try Realm(configuration: fileConfiguration())
-    nonisolated(unsafe) let people = realm.objects(Person.self)
+    let people = realm.objects(Person.self)
     let task = Task { () -> Bool in
       withUnsafeCurrentTask { $0?.cancel() }
       let token = await people.observe(on: EventActor.shared) { _, _ in Issue.record("registered") }
