@@ -431,7 +431,7 @@ extension RowValue {
 /// for nil). Stops the process when the value is not one of `T`'s.
 ///
 /// ```swift
-/// let names = list.value(forKey: "self") as! [Any]
+/// let names: [Any] = list.value(forKey: "self")
 /// let typed: [String] = names.map { dynamicBridgeCast(fromObjectiveC: $0) }
 /// ```
 public func dynamicBridgeCast<T>(fromObjectiveC x: Any) -> T {
