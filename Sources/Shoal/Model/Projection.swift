@@ -405,11 +405,14 @@ extension AnyRealmCollection: ProjectedSource where Element: ObjectBase {
 public struct ProjectedCollection<Element: RealmCollectionValue>: RandomAccessCollection, CustomStringConvertible,
   ThreadConfined
 {
+  /// Positions are integers, from zero.
   public typealias Index = Int
   let source: any ProjectedSource
   let accessor: ProjectedAccessor<Element>
 
+  /// The first position: 0.
   public var startIndex: Int { 0 }
+  /// One past the last position: the number of objects.
   public var endIndex: Int { source.count }
 
   /// The value at `position`; setting it sets the property of the object there (in a write

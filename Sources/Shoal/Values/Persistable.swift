@@ -72,8 +72,11 @@ public protocol _Persistable: _RealmSchemaDiscoverable, _HasPersistedType where 
 }
 
 extension _Persistable {
+  /// The property type, from how the type is stored.
   public static var _rlmType: PropertyType { _rlmTypeInfo.type }
+  /// Whether the property is optional, from how the type is stored.
   public static var _rlmOptional: Bool { _rlmTypeInfo.isOptional }
+  /// Never: Linux has no `@objc` declarations.
   public static var _rlmRequireObjc: Bool { false }
 
   public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
@@ -155,6 +158,7 @@ extension _ScalarPersistable {
 }
 
 extension Bool: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable {
+  /// Stored as itself.
   public typealias PersistedType = Bool
   static var _rlmScalarType: PropertyType { .bool }
   static func _rlmScalar(_ value: RowValue) -> Bool? { if case .bool(let b) = value { return b } else { return nil } }
@@ -178,25 +182,31 @@ extension _IntPersistable {
   static var _rlmZero: Self { 0 }
 }
 extension Int: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional {
+  /// Stored as itself.
   public typealias PersistedType = Int
 }
 extension Int8: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional {
+  /// Stored as itself.
   public typealias PersistedType = Int8
 }
 extension Int16: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional
 {
+  /// Stored as itself.
   public typealias PersistedType = Int16
 }
 extension Int32: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional
 {
+  /// Stored as itself.
   public typealias PersistedType = Int32
 }
 extension Int64: _IntPersistable, _Indexable, _PrimaryKey, MinMaxType, AddableType, _RealmCollectionValueInsideOptional
 {
+  /// Stored as itself.
   public typealias PersistedType = Int64
 }
 
 extension Float: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMaxType, AddableType {
+  /// Stored as itself.
   public typealias PersistedType = Float
   static var _rlmScalarType: PropertyType { .float }
   static func _rlmScalar(_ value: RowValue) -> Float? {
@@ -212,6 +222,7 @@ extension Float: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMax
 }
 
 extension Double: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMaxType, AddableType {
+  /// Stored as itself.
   public typealias PersistedType = Double
   static var _rlmScalarType: PropertyType { .double }
   static func _rlmScalar(_ value: RowValue) -> Double? {
@@ -227,6 +238,7 @@ extension Double: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMa
 }
 
 extension String: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey {
+  /// Stored as itself.
   public typealias PersistedType = String
   static var _rlmScalarType: PropertyType { .string }
   static func _rlmScalar(_ value: RowValue) -> String? {
@@ -237,6 +249,7 @@ extension String: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Inde
 }
 
 extension Data: _ScalarPersistable, _RealmCollectionValueInsideOptional {
+  /// Stored as itself.
   public typealias PersistedType = Data
   static var _rlmScalarType: PropertyType { .data }
   static func _rlmScalar(_ value: RowValue) -> Data? { if case .data(let d) = value { return d } else { return nil } }
@@ -245,6 +258,7 @@ extension Data: _ScalarPersistable, _RealmCollectionValueInsideOptional {
 }
 
 extension Date: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, MinMaxType {
+  /// Stored as itself.
   public typealias PersistedType = Date
   static var _rlmScalarType: PropertyType { .date }
   static func _rlmScalar(_ value: RowValue) -> Date? { if case .date(let d) = value { return d } else { return nil } }
@@ -254,6 +268,7 @@ extension Date: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexa
 }
 
 extension UUID: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey {
+  /// Stored as itself.
   public typealias PersistedType = UUID
   static var _rlmScalarType: PropertyType { .UUID }
   static func _rlmScalar(_ value: RowValue) -> UUID? { if case .uuid(let u) = value { return u } else { return nil } }
@@ -263,6 +278,7 @@ extension UUID: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexa
 }
 
 extension ObjectId: _ScalarPersistable, _RealmCollectionValueInsideOptional, _Indexable, _PrimaryKey, MinMaxType {
+  /// Stored as itself.
   public typealias PersistedType = ObjectId
   static var _rlmScalarType: PropertyType { .objectId }
   static func _rlmScalar(_ value: RowValue) -> ObjectId? {
@@ -274,6 +290,7 @@ extension ObjectId: _ScalarPersistable, _RealmCollectionValueInsideOptional, _In
 }
 
 extension Decimal128: _ScalarPersistable, _RealmCollectionValueInsideOptional, MinMaxType, AddableType {
+  /// Stored as itself.
   public typealias PersistedType = Decimal128
   static var _rlmScalarType: PropertyType { .decimal128 }
   static func _rlmScalar(_ value: RowValue) -> Decimal128? {
@@ -296,8 +313,11 @@ extension Optional: _HasPersistedType where Wrapped: _HasPersistedType {
 }
 
 extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmSchemaDiscoverable {
+  /// The wrapped type's property type.
   public static var _rlmType: PropertyType { Wrapped._rlmType }
+  /// Always: an optional is optional.
   public static var _rlmOptional: Bool { true }
+  /// Never: Linux has no `@objc` declarations.
   public static var _rlmRequireObjc: Bool { false }
 }
 
