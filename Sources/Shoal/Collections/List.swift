@@ -103,11 +103,11 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
 
   /// The value of `key` of every element (objects' properties; `NSNull` for nil; `"self"` for
   /// the elements).
-  public func value(forKey key: String) -> [Any] { value(forKeyPath: key) }
+  public func value(forKey key: String) -> [AnyObject] { value(forKeyPath: key) }
 
   /// The value at `keyPath` of every element, through links and to-many properties.
-  public func value(forKeyPath keyPath: String) -> [Any] {
-    guard keyPath.hasPrefix("@") else { return kvcValues(self, keyPath: keyPath) }
+  public func value(forKeyPath keyPath: String) -> [AnyObject] {
+    guard keyPath.hasPrefix("@") else { return kvcValues(self, keyPath: keyPath).map { $0 as AnyObject } }
     // A collection operator gives one value, which RealmSwift's `List` cannot return as an array.
     let result = _results.value(forKeyPath: keyPath)
     guard let array = result as? [Any] else {
@@ -115,7 +115,7 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
         "'\(keyPath)' gives \(result.map { "a value of type '\(type(of: $0))'" } ?? "nil"), not an array: read it "
           + "through AnyRealmCollection or Results, whose value(forKeyPath:) returns Any?.")
     }
-    return array
+    return array.map { $0 as AnyObject }
   }
 
   /// Sets `key` of every element (objects).

@@ -129,7 +129,9 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   }
 
   /// The distinct values of `key` of the elements (`NSSet` semantics, as RealmSwift gives them).
-  public func value(forKey key: String) -> [Any] { distinctValues(kvcValues(self, keyPath: key)) }
+  public func value(forKey key: String) -> [AnyObject] {
+    distinctValues(kvcValues(self, keyPath: key)).map { $0 as AnyObject }
+  }
   /// Sets `key` of every element (objects).
   public func setValue(_ value: Any?, forKey key: String) {
     for element in self { (element as? ObjectBase)?[key] = value }

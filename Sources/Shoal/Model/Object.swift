@@ -435,6 +435,10 @@ open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
     return self == other
   }
 
+  /// The object's hash value, as RealmSwift's `NSObject.hash` gives it: equal objects (`==`)
+  /// have equal hashes.
+  open var hash: Int { hashValue }
+
   public func hash(into hasher: inout Hasher) {
     if _classInfo.primaryKeyIndex != nil || _core?.isFrozen == true, let table = _table {
       hasher.combine(table.name)

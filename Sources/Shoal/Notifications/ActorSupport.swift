@@ -212,6 +212,14 @@ extension _ObservableObject {
   ) async -> NotificationToken {
     await observeObject(keyPaths: keyPaths, on: actor, block)
   }
+
+  /// Like `observe(keyPaths:on:_isolation:_:)`, with the key paths as Swift key paths.
+  public func observe<A: Actor>(
+    keyPaths: [PartialKeyPath<Self>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, ObjectChange<Self>) -> Void
+  ) async -> NotificationToken {
+    await observeObject(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: actor, block)
+  }
 }
 
 extension ObjectBase {
@@ -274,5 +282,14 @@ extension Map {
         actor.assumeIsolated { block($0, .initial(map)) }
       }, onError: { error in actor.assumeIsolated { block($0, .error(error)) } })
     return token
+  }
+
+  /// Like `observe(keyPaths:on:_isolation:_:)`, with the key paths as Swift key paths of the
+  /// map's object values.
+  public func observe<A: Actor>(
+    keyPaths: [PartialKeyPath<Value.Wrapped>], on actor: A, _isolation: isolated (any Actor)? = #isolation,
+    _ block: @Sendable @escaping (isolated A, RealmMapChange<Map<Key, Value>>) -> Void
+  ) async -> NotificationToken where Value: OptionalProtocol, Value.Wrapped: ObjectBase {
+    await observe(keyPaths: keyPaths.map { _KeyPathProbe.name(ofPartial: $0) }, on: actor, block)
   }
 }

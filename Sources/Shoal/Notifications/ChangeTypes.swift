@@ -13,7 +13,9 @@ public final class NotificationToken: Sendable {
   /// invalidated or released, as RealmSwift's does, and no longer.
   private let deliverer = Mutex<KeptAlive?>(nil)
 
-  init() {}
+  /// A token that observes nothing, valid until invalidated (RealmSwift's
+  /// `NotificationToken()`): a placeholder to hold where a token is expected.
+  public init() {}
 
   /// Keeps `objects` (the observation and the Realm delivering it) alive while the token is.
   func keepAlive(_ objects: [AnyObject]) {

@@ -16,6 +16,12 @@ public final class DynamicObject: Object {
     get { self[member] }
     set { self[member] = newValue }
   }
+
+  /// Reads a property by name (RealmSwift's key-value coding fallback for dynamic objects).
+  public func value(forUndefinedKey key: String) -> Any? { self[key] }
+
+  /// Writes a property by name (RealmSwift's key-value coding fallback for dynamic objects).
+  public func setValue(_ value: Any?, forUndefinedKey key: String) { self[key] = value }
 }
 
 /// The objects handed to a migration block.

@@ -52,6 +52,21 @@ extension Realm {
     /// The file involved, when there is one.
     public let fileURL: URL?
 
+    /// An error with `code`, as RealmSwift's `Realm.Error(_:userInfo:)` makes one: the message
+    /// is `userInfo[NSLocalizedDescriptionKey]` when it is a string, the file
+    /// `userInfo[NSFilePathErrorKey]`.
+    ///
+    /// ```swift
+    /// try await realm.asyncWrite {
+    ///   guard valid else { throw Realm.Error(.fail) }
+    /// }
+    /// ```
+    public init(_ code: Code, userInfo: [String: Any] = [:]) {
+      self.code = code
+      self.message = userInfo[NSLocalizedDescriptionKey] as? String ?? ""
+      self.fileURL = (userInfo[NSFilePathErrorKey] as? String).map { URL(fileURLWithPath: $0) }
+    }
+
     init(_ code: Code, _ message: String, fileURL: URL? = nil) {
       self.code = code
       self.message = message

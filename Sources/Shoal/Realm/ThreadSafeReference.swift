@@ -35,6 +35,9 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
   let location: ConfinedLocation
   let pin: ReadTransactionPin
   let fileKey: String
+  /// Whether the reference was made inside a write transaction: its value may exist only in
+  /// the commit that ends it, so it resolves in the newest version (as Realm Core's does).
+  let createdInWriteTransaction: Bool
   private let state: ResolutionState
 
   final class ResolutionState: Sendable {
@@ -55,6 +58,7 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
     location = resolvable.confinedLocation
     pin = ReadTransactionPin(realm.core.read)
     fileKey = realm.core.configuration.fileKey
+    createdInWriteTransaction = realm.core.isInWriteTransaction
     state = ResolutionState()
   }
 
@@ -72,7 +76,8 @@ final class ReadTransactionPin: Sendable {
 
 extension Realm {
   /// The object or collection `reference` carries, in this Realm; nil when it was deleted.
-  /// This Realm moves to the reference's version first if it is older. A reference resolves once.
+  /// This Realm moves to the reference's version first if it is older (to the newest version
+  /// when the reference was made inside a write transaction). A reference resolves once.
   public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
     guard reference.markResolved() else { fatalError("Can only resolve a thread safe reference once.") }
     // Another file does not hold the value, as in RealmSwift (nil, not a failure).
@@ -80,7 +85,9 @@ extension Realm {
     if let pinned = reference.pin.transaction, let now = core.read?.version, !core.isInWriteTransaction,
       !core.isFrozen
     {
-      if now < pinned.version {
+      if now < pinned.version || (reference.createdInWriteTransaction && (now == pinned.version || !core.hasRead)) {
+        // A reference made in a write transaction resolves in the version after it, so it
+        // moves the Realm to the newest version (Realm Core's rule).
         _ = core.refresh()
       } else if now > pinned.version, !core.hasRead {
         // A Realm that has read nothing yet starts at the reference's version, as RealmSwift's

@@ -2,7 +2,7 @@ import Foundation
 
 /// A property that can hold a value of any supported type, or an object
 /// (RealmSwift's `AnyRealmValue`).
-public enum AnyRealmValue: Hashable, RealmCollectionValue {
+public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
   /// No value.
   case none
   case int(Int)
