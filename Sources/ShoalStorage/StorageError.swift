@@ -50,6 +50,13 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   /// Every process slot or reader slot of the lock file is taken: `kind` is "process" or
   /// "reader", `holders` the processes holding them (pid and how many slots each).
   case slotsExhausted(path: String, kind: String, limit: Int, holders: [Int32: Int])
+  /// A writer waited `StoreOptions.writeLockTimeout` for the writer lock; `holder` is the
+  /// process that held it (nil when it was this process's own thread, or unknown).
+  case writeLockTimeout(path: String, waitedSeconds: Double, holder: Int32?)
+  /// A snapshot read by a process outside the file's session (one that cannot write the lock
+  /// file, so its snapshots are not pinned) was overwritten by newer commits: read again, from
+  /// the newest version (`newest`).
+  case snapshotUnavailable(path: String, version: UInt64, newest: UInt64)
   /// Too many versions are pinned (`StoreOptions.maximumNumberOfActiveVersions`).
   case tooManyActiveVersions(count: Int, limit: Int, oldest: PinInfo?)
   /// Simulated power loss from `FaultInjectingFile`: every later operation fails.
@@ -116,6 +123,17 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
     case .lockFileReplaced(let path):
       return
         "The lock file '\(path)' was deleted or replaced while the file was open, so processes opened since cannot see this one. Close and reopen the store to write."
+    case .writeLockTimeout(let path, let waited, let holder):
+      let who = holder.map { "process \($0) holds it" } ?? "another write transaction of this process holds it"
+      return
+        "Gave up waiting for the writer lock of '\(path)' after \(String(format: "%.1f", waited)) s: \(who). "
+        + "A write transaction there is still open, or that process is stopped; end it, or raise "
+        + "StoreOptions.writeLockTimeout."
+    case .snapshotUnavailable(let path, let version, let newest):
+      return
+        "This snapshot (version \(version)) of '\(path)' is no longer available: this process reads the file "
+        + "without taking part in its session (it cannot write the lock file), so newer commits (now version "
+        + "\(newest)) reused its space. Refresh and read again; the file is not damaged."
     case .slotsExhausted(let path, let kind, let limit, let holders):
       let who = holders.sorted { $0.value > $1.value }.prefix(8).map { "pid \($0.key): \($0.value)" }
         .joined(separator: ", ")

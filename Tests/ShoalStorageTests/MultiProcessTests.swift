@@ -632,13 +632,22 @@ import Testing
     #expect(try reader.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
   }
 
-  @Test func theLockFileGetsTheDataFilesPermissions() throws {
-    let dir = TemporaryDirectory()
-    _ = try PosixFile(path: dir.file(), create: true, readOnly: false, permissions: [.ownerReadWrite, .groupRead])
-    let store = try Store.open(path: dir.file())
-    let mode = (try FileManager.default.attributesOfItem(atPath: dir.file() + ".lock")[.posixPermissions] as? NSNumber)?
-      .intValue
-    #expect(mode == 0o640)
-    _ = store
+  /// The lock file gives read and write access to the classes of users who may write the data
+  /// file, and none to those who may only read it: whoever can open the lock file can lock its
+  /// bytes, so a read-only user must not (they read the file alone).
+  @Test func theLockFileIsOpenOnlyToThoseWhoMayWriteTheDataFile() throws {
+    for (data, lock): (mode_t, mode_t) in [
+      (0o640, 0o600), (0o660, 0o660), (0o644, 0o600), (0o666, 0o666), (0o600, 0o600),
+    ] {
+      let dir = TemporaryDirectory()
+      _ = try PosixFile(path: dir.file(), create: true, readOnly: false)
+      #expect(chmod(dir.file(), data) == 0)
+      let store = try Store.open(path: dir.file())
+      var info = stat()
+      #expect(stat(dir.file() + ".lock", &info) == 0)
+      #expect(info.st_mode & 0o777 == lock, "data file \(String(data, radix: 8))")
+      _ = store
+    }
   }
+
 }

@@ -18,19 +18,28 @@ final class Child {
       .appendingPathComponent("shoal-stress")
   }
 
-  init(_ arguments: [String]) throws {
+  /// Runs `shoal-stress` with `arguments`; as user and group `user` (through `setpriv`)
+  /// when given.
+  init(_ arguments: [String], as user: UInt32? = nil, mergingErrors: Bool = false) throws {
     guard FileManager.default.isExecutableFile(atPath: Child.executable.path) else {
       throw ChildError.missing("\(Child.executable.path) is not built: run `swift build --build-tests` first")
     }
-    process.executableURL = Child.executable
-    process.arguments = arguments
+    if let user {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments =
+        ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", Child.executable.path] + arguments
+    } else {
+      process.executableURL = Child.executable
+      process.arguments = arguments
+    }
     process.standardOutput = output
+    if mergingErrors { process.standardError = output }
     process.standardInput = input
     try process.run()
   }
 
-  static func worker(_ role: String, file: String, _ extra: [String] = []) throws -> Child {
-    try Child(["worker", role, "--file", file] + extra)
+  static func worker(_ role: String, file: String, _ extra: [String] = [], as user: UInt32? = nil) throws -> Child {
+    try Child(["worker", role, "--file", file] + extra, as: user)
   }
 
   /// The next line, waiting at most `timeout` seconds (poll on the pipe, no sleeping).

@@ -12,6 +12,11 @@ struct Worker: ParsableCommand {
   enum Role: String, ExpressibleByArgument, CaseIterable {
     case writer, reader, observer, freezer
     case put, get, wait, hold, commitLoop = "commit-loop", openClose = "open-close"
+    /// Holds the write lock until stdin closes.
+    case writeHold = "write-hold"
+    /// A hostile reader: takes read locks on the whole data file and, if it can open it, the
+    /// whole lock file, without opening a store, and holds them until stdin closes.
+    case readLock = "read-lock"
   }
 
   @Argument var role: Role
@@ -24,6 +29,7 @@ struct Worker: ParsableCommand {
   @Option var count = 1
   @Option(help: "Accounts in the bank.") var accounts = 100
   @Option(help: "Exit when this process (the overlord) is gone; 0: never.") var parent: Int32 = 0
+  @Flag(help: "Write the store's log to stderr.") var log = false
 
   /// False once the overlord that started this worker has died: orphans must not run on.
   func overlordAlive() -> Bool { parent == 0 || getppid() == parent }
@@ -33,6 +39,12 @@ struct Worker: ParsableCommand {
   }
 
   func run() throws {
+    if role == .readLock { return holdReadLocks() }
+    if log {
+      Log.setLogFunction { level, category, message in
+        FileHandle.standardError.write(Data("\(level) \(category): \(message)\n".utf8))
+      }
+    }
     let store = try Store.open(path: file, options: StoreOptions(durability: .unsafe))
     var rng = SplitMix64(seed: seed &+ UInt64(id) &* 7919)
     switch role {
@@ -86,9 +98,38 @@ struct Worker: ParsableCommand {
         _ = try s.read { try $0.get(Array("p\(id)".utf8), in: "oc") }
       }
       say("done")
+    case .writeHold:
+      let txn = try store.beginWrite()
+      say("writing \(txn.version)")
+      _ = FileHandle.standardInput.readDataToEndOfFile()
+      txn.abort()
+    case .readLock:
+      break
     case .writer, .reader, .observer, .freezer:
       try Bank(store: store, accounts: accounts, id: id, alive: overlordAlive).run(role, rng: &rng, say: say)
     }
+  }
+}
+
+extension Worker {
+  /// Opens `path` read-only and read-locks all of it (a POSIX record lock, which conflicts with
+  /// Shoal's OFD locks as any other process's lock does); whether that worked.
+  private func readLockWholeFile(_ path: String) -> Bool {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    var lock = flock()
+    lock.l_type = Int16(F_RDLCK)
+    lock.l_whence = Int16(SEEK_SET)
+    lock.l_start = 0
+    lock.l_len = 0
+    return fcntl(fd, F_SETLK, &lock) == 0
+  }
+
+  func holdReadLocks() {
+    let data = readLockWholeFile(file)
+    let lock = readLockWholeFile(file + ".lock")
+    say("locked data=\(data ? 1 : 0) lock=\(lock ? 1 : 0)")
+    _ = FileHandle.standardInput.readDataToEndOfFile()
   }
 }
 

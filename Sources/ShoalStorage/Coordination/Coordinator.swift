@@ -29,8 +29,9 @@ protocol Coordinator: AnyObject, Sendable {
   /// lock is held), so that it is pinned from the moment any reader can see it.
   func pinUnpublished(_ meta: Meta) throws
   func unpin(_ version: UInt64)
-  /// Takes the writer lock across processes (threads are serialised by the store).
-  func lockWriter() throws
+  /// Takes the writer lock across processes (threads are serialised by the store), waiting
+  /// at most `timeout` when one is given (`StorageError.writeLockTimeout` then).
+  func lockWriter(timeout: Duration?) throws
   /// Takes the writer lock if no other process holds it; false at once when one does.
   func tryLockWriterForWrite() throws -> Bool
   func unlockWriter()
@@ -115,7 +116,7 @@ final class LocalCoordinator: Coordinator {
     }
   }
 
-  func lockWriter() throws {}
+  func lockWriter(timeout: Duration?) throws {}
   func tryLockWriterForWrite() throws -> Bool { true }
   func unlockWriter() {}
 

@@ -13,7 +13,7 @@ import CShoalSystem
 struct FutexWord: @unchecked Sendable {  // Shared memory by design: every access is atomic or a futex call.
   let word: UnsafeAtomic<UInt32>
   let waiters: UnsafeAtomic<UInt32>
-  private let address: UnsafeMutablePointer<UInt32>
+  let address: UnsafeMutablePointer<UInt32>
 
   /// Words inside the mapped lock file.
   init(

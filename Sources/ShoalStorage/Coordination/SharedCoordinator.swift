@@ -1,5 +1,6 @@
 import Atomics
 import CShoalSystem
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,12 +22,17 @@ import Synchronization
 /// - Reader slots: `{owner, version, since, pid}` per pinned version per process; pinning
 ///   writes a slot and re-checks the published version (LMDB's protocol), no syscall.
 /// - The newest meta record, published under a seqlock, and the notifier's futex word.
-/// - The writer lock is an OFD write lock on the data file itself, so writers stay
-///   serialised even if the lock file is deleted while processes run.
+/// - The writer lock is an OFD write lock on byte `writerByte` of the lock file, which only
+///   users who may write the data file can open (see `lockFileMode`): a user who can only read
+///   the data file cannot hold it, or stall writers, with a read lock. The writer also takes a
+///   write lock on the data file's first byte, so writers of two sessions (a lock file deleted
+///   while processes use it) still exclude each other; a read lock there, which Shoal never
+///   takes, is another user's and is ignored (see `lockDataFile`). The holder's pid is kept
+///   in the lock file, for the warning and the error of a writer that waits too long.
 final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped memory; all access atomic.
   // MARK: Layout of the lock file
   static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
-  static let layoutVersion: UInt64 = 3
+  static let layoutVersion: UInt64 = 4
   static let processSlots = 128
   static let readerSlots = 1024
   static let metaWords = 24  // 192 bytes >= Meta.encodedSize
@@ -43,11 +49,21 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   static let offsetSeqlock = 128
   static let slotSize = 16 + metaWords * 8
   static let offsetPublishedAt = offsetSeqlock + 2 * slotSize
+  /// The pid of the writer lock's holder (0 when free) and when it took it.
+  static let offsetWriterPid = 640
+  static let offsetWriterSince = 648
+  /// A u32 futex word bumped at each release of the writer lock, and its waiters (u32): what a
+  /// writer with a timeout waits on.
+  static let offsetWriterWake = 656
+  static let offsetWriterWakeWaiters = 660
   static let offsetProcesses = 1024  // processSlots x 16 bytes: pid, claimed-at
   static let offsetReaders = 4096  // readerSlots x 32 bytes: owner, version, since, pid
   static let mapSize = offsetReaders + readerSlots * 32
   static let sessionByte: Int64 = 1 << 20
   static let livenessBase: Int64 = (1 << 20) + 1
+  static let writerByte: Int64 = (1 << 20) + 4096
+  /// How long a writer waits before it logs a warning naming the process holding the lock.
+  static let writerWaitWarning: Duration = .seconds(5)
 
   let lockPath: String
   private let lockFD: Int32
@@ -55,6 +71,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   private let dataFile: PosixFile
   private let base: UnsafeMutableRawPointer
   private let sequence: FutexWord
+  private let writerWake: FutexWord
   let initializedSession: Bool
   /// This process's slot (its liveness byte).
   private let processIndex: Int
@@ -93,7 +110,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
           "the data file has \(dataInfo.st_nlink) names (hard links), and processes opening it by different names "
           + "could not see each other's snapshots; remove the other names and open it by one")
     }
-    let mode = haveDataInfo ? mode_t(dataInfo.st_mode & 0o777) : 0o644
+    let mode = SharedCoordinator.lockFileMode(dataMode: haveDataInfo ? mode_t(dataInfo.st_mode & 0o777) : 0o600)
     // A read-only open creates the lock file only for the data file's owner, or as root (who
     // hands it to the owner): one made by another user could leave the owner unable to open
     // the data file.
@@ -103,7 +120,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     defer { if !ok { close(fd) } }
     let lockInfo = try SharedCoordinator.checkLockFile(fd, path: lockPath)
     if created {
-      // The lock file gets the data file's permissions, whatever the umask, and (made by root
+      // The lock file gets its permissions whatever the umask, and (made by root
       // for another user's file) its owner, so that owner can use it.
       _ = fchmod(fd, mode)
       if haveDataInfo, geteuid() == 0, dataInfo.st_uid != 0 || dataInfo.st_gid != 0 {
@@ -157,6 +174,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     sequence = FutexWord(
       word: (mapped + SharedCoordinator.offsetSequence).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self),
       waiters: (mapped + SharedCoordinator.offsetWaiters).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self))
+    writerWake = FutexWord(
+      word: (mapped + SharedCoordinator.offsetWriterWake).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self),
+      waiters: (mapped + SharedCoordinator.offsetWriterWakeWaiters).assumingMemoryBound(
+        to: UnsafeAtomic<UInt32>.Storage.self))
     initializedSession = first
     if first {
       if !mayResize { memset(mapped, 0, SharedCoordinator.mapSize) }
@@ -213,6 +234,19 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if previous != 0 { local.withLock { $0.reclaimed += 1 } }
     word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(Store.now(), ordering: .relaxed)
     if !first { _ = reclaimDeadProcesses() }
+  }
+
+  /// The lock file's mode for a data file of mode `dataMode`: read and write for the owner,
+  /// and for the group and others only where they may write the data file. Whoever can open
+  /// the lock file can lock its bytes, and a read lock needs only read access: a user who may
+  /// only read the data file must not be able to open it, or that user could hold the writer
+  /// lock, the session or a dead process's slot with read locks. Such a user reads the file
+  /// alone (`Store.open` with `readOnly`), seeing the newest commit at each read.
+  static func lockFileMode(dataMode: mode_t) -> mode_t {
+    var mode: mode_t = 0o600
+    if dataMode & 0o020 != 0 { mode |= 0o060 }
+    if dataMode & 0o002 != 0 { mode |= 0o006 }
+    return mode
   }
 
   /// `path` with every symbolic link resolved (`path` itself when it cannot be resolved).
@@ -331,16 +365,22 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     _ = ofdLock(fd, F_UNLCK, offset, wait: false)
   }
 
-  /// Whether some open file description holds a lock on `offset` (other than ours).
-  static func ofdHeld(_ fd: Int32, _ offset: Int64) -> Bool {
+  /// The type of a lock another open file description holds on `offset` (`F_WRLCK` or
+  /// `F_RDLCK`), or `F_UNLCK` when none does. `F_WRLCK` when the kernel cannot say.
+  static func ofdHolder(_ fd: Int32, _ offset: Int64) -> Int32 {
     var lock = flock()
     lock.l_type = Int16(F_WRLCK)
     lock.l_whence = Int16(SEEK_SET)
     lock.l_start = off_t(offset)
     lock.l_len = 1
-    guard fcntl(fd, SHOAL_F_OFD_GETLK, &lock) == 0 else { return true }
-    return lock.l_type != Int16(F_UNLCK)
+    guard fcntl(fd, SHOAL_F_OFD_GETLK, &lock) == 0 else { return F_WRLCK }
+    return Int32(lock.l_type)
   }
+
+  /// Whether another open file description holds a write lock on `offset`: what Shoal's
+  /// processes hold on their liveness byte and on the writer byte. A read lock there is not
+  /// Shoal's and proves nothing.
+  static func ofdWriteLocked(_ fd: Int32, _ offset: Int64) -> Bool { ofdHolder(fd, offset) == F_WRLCK }
 
   // MARK: The newest meta (seqlock)
 
@@ -453,15 +493,15 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
     if here.held { return here.meta ?? lastResort() }
     // A description of its own, so that its lock conflicts with every other holder, this
-    // process's `dataFD` included (another thread may be about to lock through it).
-    let fd = readOnly ? -1 : open("/proc/self/fd/\(dataFD)", O_RDWR | O_CLOEXEC)
+    // process's `lockFD` included (another thread may be about to lock through it).
+    let fd = readOnly ? -1 : open("/proc/self/fd/\(lockFD)", O_RDWR | O_CLOEXEC)
     guard fd >= 0 else {
-      // Cannot take the lock (read-only): when nobody holds it nobody commits, so a walk of
-      // the file finds the newest commit; nothing is published.
-      return SharedCoordinator.ofdHeld(dataFD, 0) ? nil : lastResort()
+      // Cannot publish (read-only): when nobody holds the writer lock nobody commits, so a
+      // walk of the file finds the newest commit; nothing is published.
+      return SharedCoordinator.ofdWriteLocked(lockFD, SharedCoordinator.writerByte) ? nil : lastResort()
     }
     defer { close(fd) }  // Closing the description releases its lock.
-    guard SharedCoordinator.ofdLock(fd, F_WRLCK, 0, wait: false) else { return nil }
+    guard SharedCoordinator.ofdLock(fd, F_WRLCK, SharedCoordinator.writerByte, wait: false) else { return nil }
     do {
       return try writer.withLock { _ throws(StorageError) in try republishNewestLocked() } ?? lastResort()
     } catch {
@@ -597,12 +637,17 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       let pidWord = word(SharedCoordinator.offsetProcesses + i * 16)
       guard pidWord.load(ordering: .relaxed) != 0 else { continue }
       let byte = SharedCoordinator.livenessBase + Int64(i)
-      if SharedCoordinator.ofdHeld(lockFD, byte) { continue }
+      // Alive only while it holds a write lock on its byte: a read lock (which another
+      // user's process could take) keeps no dead process's pins alive.
+      let holder = SharedCoordinator.ofdHolder(lockFD, byte)
+      if holder == F_WRLCK { continue }
       // Hold the byte while clearing, so that a process claiming the slot now waits for us.
-      guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, byte, wait: false) else { continue }
+      // Under a foreign read lock nobody can claim the slot, so it is cleared without.
+      let held = SharedCoordinator.ofdLock(lockFD, F_WRLCK, byte, wait: false)
+      guard held || holder == F_RDLCK else { continue }
       clearReaderSlots(owner: i)
       pidWord.store(0, ordering: .sequentiallyConsistent)
-      SharedCoordinator.ofdUnlock(lockFD, byte)
+      if held { SharedCoordinator.ofdUnlock(lockFD, byte) }
       count += 1
     }
     if count > 0 {
@@ -643,43 +688,154 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   // MARK: Writer lock
 
-  func lockWriter() throws {
-    guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: true) else {
-      throw StorageError.io(
-        path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
+  func lockWriter(timeout: Duration?) throws {
+    if !SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: false) {
+      if let timeout {
+        try waitForWriterByte(timeout: timeout)
+      } else {
+        // Blocked in the kernel until the holder lets go or dies; a warning names it if that
+        // takes long.
+        let warning = DispatchWorkItem { [self] in warnOfLongWait(after: SharedCoordinator.writerWaitWarning) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(5), execute: warning)
+        let locked = SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: true)
+        let code = errno
+        warning.cancel()
+        guard locked else {
+          throw StorageError.io(
+            path: lockPath, operation: "lock for writing", errno: code, message: String(cString: strerror(code)))
+        }
+      }
     }
     try lockedWriter()
   }
 
+  /// Waits for the writer byte at most `timeout`: on the futex word every release bumps,
+  /// woken by the release, and at least every 50 ms to notice a holder that died (the kernel
+  /// frees its lock, but nobody bumps the word).
+  private func waitForWriterByte(timeout: Duration) throws {
+    let start = Store.now()
+    let limit =
+      UInt64(max(0, timeout.components.seconds)) * 1_000_000_000
+      + UInt64(max(0, timeout.components.attoseconds) / 1_000_000_000)
+    var warned = false
+    while true {
+      let observed = writerWake.word.load(ordering: .sequentiallyConsistent)
+      if SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: false) { return }
+      let waited = Store.now() &- start
+      if waited >= limit {
+        throw StorageError.writeLockTimeout(path: dataPath, waitedSeconds: Double(waited) / 1e9, holder: writerPid())
+      }
+      if !warned, waited >= 5_000_000_000 {
+        warned = true
+        warnOfLongWait(after: .nanoseconds(Int64(waited)))
+      }
+      let slice = min(limit - waited, 50_000_000)
+      var remaining = timespec(tv_sec: Int(slice / 1_000_000_000), tv_nsec: Int(slice % 1_000_000_000))
+      writerWake.waiters.wrappingIncrement(ordering: .sequentiallyConsistent)
+      _ = shoal_futex_wait(writerWake.address, observed, &remaining)
+      writerWake.waiters.wrappingDecrement(ordering: .sequentiallyConsistent)
+    }
+  }
+
+  /// The pid of the process holding the writer lock, when one does.
+  private func writerPid() -> Int32? {
+    guard SharedCoordinator.ofdWriteLocked(lockFD, SharedCoordinator.writerByte) else { return nil }
+    let pid = Int32(truncatingIfNeeded: word(SharedCoordinator.offsetWriterPid).load(ordering: .acquiring))
+    return pid == 0 ? nil : pid
+  }
+
+  private func warnOfLongWait(after waited: Duration) {
+    let holder = writerPid().map { "process \($0)" } ?? "another process"
+    Log.write(
+      .warn, .coordination,
+      "Waiting \(waited) for the writer lock of \(dataPath), held by \(holder): a write transaction there is "
+        + "still open, or that process is stopped (SIGSTOP, a debugger)")
+  }
+
   func tryLockWriterForWrite() throws -> Bool {
-    guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) else {
+    guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: false) else {
       if errno == EAGAIN || errno == EACCES { return false }
       throw StorageError.io(
-        path: dataPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
+        path: lockPath, operation: "lock for writing", errno: errno, message: String(cString: strerror(errno)))
     }
     try lockedWriter()
     return true
   }
 
-  /// Completes taking the writer lock once the data file's lock is held.
+  /// Completes taking the writer lock once the writer byte is held.
   private func lockedWriter() throws {
     writer.withLock { $0 = true }
     // Still the lock file other openers find? If it was deleted or replaced, processes that
     // opened since coordinate through another one and cannot see our pins.
-    var mapped = stat()
-    var named = stat()
-    if fstat(lockFD, &mapped) != 0 || stat(lockPath, &named) != 0 || mapped.st_ino != named.st_ino
-      || mapped.st_dev != named.st_dev
-    {
+    guard lockFileIsCurrent() else {
       unlockWriter()
       throw StorageError.lockFileReplaced(path: lockPath)
+    }
+    do {
+      try lockDataFile()
+    } catch {
+      unlockWriter()
+      throw error
+    }
+    word(SharedCoordinator.offsetWriterPid).store(UInt64(getpid()), ordering: .releasing)
+    word(SharedCoordinator.offsetWriterSince).store(Store.now(), ordering: .relaxed)
+  }
+
+  /// Whether the lock file at `lockPath` is the one this process mapped.
+  private func lockFileIsCurrent() -> Bool {
+    var mapped = stat()
+    var named = stat()
+    return fstat(lockFD, &mapped) == 0 && stat(lockPath, &named) == 0 && mapped.st_ino == named.st_ino
+      && mapped.st_dev == named.st_dev
+  }
+
+  /// Whether this process holds the data file's write lock (see `lockDataFile`).
+  private let dataFileLocked = Atomic<Bool>(false)
+  /// Whether a foreign read lock on the data file was reported already.
+  private let reportedForeignReadLock = Atomic<Bool>(false)
+
+  /// Takes the write lock on the data file's first byte, the second layer of the writer lock
+  /// (the writer byte is held). Only a writer of another session holds it with a write lock:
+  /// wait for it, as this session's lock file may be the one that was replaced. A read lock
+  /// there is never Shoal's (its processes take none on the data file) but that of a process
+  /// that can only read the file: it must not stall writers, so the writer goes on without
+  /// this layer, and says so once.
+  private func lockDataFile() throws {
+    var pause: UInt32 = 100
+    while true {
+      if SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) {
+        dataFileLocked.store(true, ordering: .relaxed)
+        return
+      }
+      switch SharedCoordinator.ofdHolder(dataFD, 0) {
+      case F_RDLCK:
+        if !reportedForeignReadLock.exchange(true, ordering: .relaxed) {
+          Log.write(
+            .warn, .coordination,
+            "A process that can only read \(dataPath) holds a read lock on it; Shoal takes none, and writers go on "
+              + "without waiting for it")
+        }
+        return
+      case F_UNLCK:
+        continue
+      default:
+        // A writer of another session: rare (its lock file was deleted), so a sleep between
+        // tries is enough, and a blocking wait could be held up by a read lock taken meanwhile.
+        guard lockFileIsCurrent() else { throw StorageError.lockFileReplaced(path: lockPath) }
+        usleep(pause)
+        pause = min(pause * 2, 10_000)
+      }
     }
   }
 
   func unlockWriter() {
     writer.withLock { held in
+      guard held else { return }
       held = false
-      SharedCoordinator.ofdUnlock(dataFD, 0)
+      word(SharedCoordinator.offsetWriterPid).store(0, ordering: .releasing)
+      if dataFileLocked.exchange(false, ordering: .relaxed) { SharedCoordinator.ofdUnlock(dataFD, 0) }
+      SharedCoordinator.ofdUnlock(lockFD, SharedCoordinator.writerByte)
+      writerWake.publish(writerWake.word.load(ordering: .relaxed) &+ 1)
     }
   }
 
@@ -687,8 +843,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// open read-only). For publishing outside a write transaction without racing a writer's
   /// own publish.
   func tryLockWriter() -> Bool {
-    writer.withLock { held in
-      guard SharedCoordinator.ofdLock(dataFD, F_WRLCK, 0, wait: false) else { return false }
+    guard !readOnly else { return false }
+    return writer.withLock { held in
+      guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: false) else { return false }
       held = true
       return true
     }

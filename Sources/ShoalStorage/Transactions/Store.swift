@@ -478,15 +478,37 @@ public final class Store: Sendable {
     if writerThread.withLock({ $0 }).map({ pthread_equal($0, me) != 0 }) == true {
       throw StorageError.writeTransactionAlreadyOpen
     }
-    writerGate.wait()
+    let started = ContinuousClock.now
+    if let timeout = options.writeLockTimeout {
+      // Another thread of this process writes: it holds the writer lock too.
+      guard writerGate.wait(timeout: .now() + .nanoseconds(Store.nanoseconds(timeout))) == .success else {
+        throw StorageError.writeLockTimeout(path: path, waitedSeconds: Store.seconds(timeout), holder: nil)
+      }
+    } else {
+      writerGate.wait()
+    }
     do {
       if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
-      try coordinator.lockWriter()
+      try coordinator.lockWriter(
+        timeout: options.writeLockTimeout.map { max(.zero, $0 - (ContinuousClock.now - started)) })
     } catch {
       writerGate.signal()
       throw error
     }
     return try beginWriteHoldingLocks()
+  }
+
+  /// `duration` in whole nanoseconds (0 for a negative one), at most `Int.max`.
+  static func nanoseconds(_ duration: Duration) -> Int {
+    let (seconds, attoseconds) = duration.components
+    guard seconds >= 0 else { return 0 }
+    let (product, overflow) = Int(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+    return overflow ? Int.max : product.addingReportingOverflow(Int(attoseconds / 1_000_000_000)).partialValue
+  }
+
+  /// `duration` in seconds.
+  static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   /// Forgets which thread began the write transaction: one begun for async code moves between

@@ -23,11 +23,21 @@ public struct StoreOptions: Sendable {
   /// before beginning or committing a write fails with `tooManyActiveVersions`; nil for no
   /// limit. Like RealmSwift's `maximumNumberOfActiveVersions`.
   public var maximumNumberOfActiveVersions: Int?
+  /// How long `beginWrite()` waits for the writer lock before failing with
+  /// `StorageError.writeLockTimeout`, which names the process holding it; nil (the default)
+  /// waits as long as it takes. Either way a warning naming that process is logged after
+  /// five seconds of waiting.
+  ///
+  /// ```swift
+  /// let store = try Store.open(path: path, options: StoreOptions(writeLockTimeout: .seconds(2)))
+  /// ```
+  public var writeLockTimeout: Duration?
 
   public init(
     durability: Durability = .full, readOnly: Bool = false, create: Bool = true, cacheSize: Int = 64 << 20,
-    maximumNumberOfActiveVersions: Int? = nil
+    maximumNumberOfActiveVersions: Int? = nil, writeLockTimeout: Duration? = nil
   ) {
+    self.writeLockTimeout = writeLockTimeout
     self.durability = durability
     self.readOnly = readOnly
     self.create = create

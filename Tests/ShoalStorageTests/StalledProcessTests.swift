@@ -1,0 +1,148 @@
+import CShoalSystem
+import Foundation
+import Testing
+
+@testable import ShoalStorage
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Processes that stall or misbehave: a user who may only read the file holding read locks, a
+/// writer that keeps the writer lock (open, or stopped with SIGSTOP), a dead process whose
+/// liveness byte someone else locks. Real processes; `nobody` through `setpriv` where
+/// permissions matter.
+@Suite("Stalled and hostile processes", .serialized)
+struct StalledProcessTests {
+  static let nobody: UInt32 = 65534
+
+  private func makeStore(_ path: String) throws {
+    let store = try Store.open(path: path)
+    try store.write { txn in
+      try txn.createKeyspace("kv")
+      try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
+    }
+  }
+
+  @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
+  func aUserWhoMayOnlyReadTheFileCannotStallWritersOrOpens() throws {
+    let dir = TemporaryDirectory()
+    #expect(chmod(dir.path, 0o755) == 0)
+    try makeStore(dir.file())
+    #expect(chmod(dir.file(), 0o644) == 0)
+    // `nobody` read-locks all of the data file; the lock file is not open to that user.
+    let attacker = try Child.worker("read-lock", file: dir.file(), as: Self.nobody)
+    defer {
+      attacker.closeInput()
+      _ = attacker.wait()
+    }
+    #expect(try attacker.line() == "locked data=1 lock=0")
+    let path = dir.file()
+    let wrote = finishes(within: 30) {
+      do {
+        let store = try Store.open(path: path)
+        try store.write { try $0.put(bytes("w"), forKey: bytes("k"), in: "kv") }
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    #expect(wrote, "a writer waited on another user's read lock")
+    // Another process opens, commits and reads too.
+    let other = try Child.worker("put", file: path, ["--key", "k2", "--value", "x"])
+    #expect(try other.line(timeout: 30).hasPrefix("committed"))
+    #expect(other.wait() == 0)
+    let store = try Store.open(path: path)
+    #expect(try store.read { try $0.get(bytes("k"), in: "kv") } == bytes("w"))
+  }
+
+  @Test func aReadLockOnADeadProcessesLivenessByteKeepsNoPinAlive() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    try makeStore(path)
+    let store = try Store.open(path: path)
+    let holder = try Child.worker("hold", file: path)
+    _ = try holder.line(startingWith: "pinned")
+    let pid = holder.process.processIdentifier
+    #expect(store.pins().contains { $0.pid == pid })
+    holder.kill()
+    // Another description read-locks every liveness byte it can: the dead process's among them.
+    let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
+    #expect(fd >= 0)
+    defer { close(fd) }
+    var locked = 0
+    for i in 0..<Int64(SharedCoordinator.processSlots)
+    where SharedCoordinator.ofdLock(fd, F_RDLCK, SharedCoordinator.livenessBase + i, wait: false) {
+      locked += 1
+    }
+    #expect(locked >= SharedCoordinator.processSlots - 1)
+    try store.write { try $0.put(bytes("after"), forKey: bytes("k"), in: "kv") }
+    #expect(!store.pins().contains { $0.pid == pid })
+  }
+
+  @Test func aWriterWaitsNoLongerThanItsTimeoutAndNamesTheHolder() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    try makeStore(path)
+    let holder = try Child.worker("write-hold", file: path)
+    _ = try holder.line(startingWith: "writing")
+    let pid = holder.process.processIdentifier
+    let store = try Store.open(path: path, options: StoreOptions(writeLockTimeout: .milliseconds(300)))
+    func expectTimeout() {
+      do {
+        try store.write { _ in }
+        Issue.record("the write did not time out")
+      } catch let error as StorageError {
+        guard case .writeLockTimeout(_, let waited, let who) = error else {
+          Issue.record("\(error)")
+          return
+        }
+        #expect(who == pid && waited >= 0.3)
+        #expect(error.description.contains("process \(pid) holds it"))
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    expectTimeout()
+    // Stopped while holding it: the same, and readers are not held up.
+    kill(pid, SIGSTOP)
+    expectTimeout()
+    #expect(try store.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
+    kill(pid, SIGCONT)
+    holder.closeInput()
+    #expect(holder.wait() == 0)
+    try store.write { try $0.put(bytes("mine"), forKey: bytes("k"), in: "kv") }
+
+    // Another thread of this process holding it: the error says so.
+    let transaction = try store.beginWrite()
+    let other = finishes(within: 10) {
+      do {
+        try store.write { _ in }
+        Issue.record("the write did not time out")
+      } catch StorageError.writeLockTimeout(_, _, let who) {
+        #expect(who == nil)
+      } catch {
+        Issue.record("\(error)")
+      }
+    }
+    #expect(other)
+    transaction.abort()
+  }
+
+  @Test func aLongWaitForTheWriterLockIsLoggedWithTheHoldersPid() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    try makeStore(path)
+    let holder = try Child.worker("write-hold", file: path)
+    _ = try holder.line(startingWith: "writing")
+    let pid = holder.process.processIdentifier
+    // The waiter is a process of its own, whose log (on stderr) is read here.
+    let waiter = try Child(
+      ["worker", "put", "--file", path, "--key", "a", "--value", "b", "--log"], mergingErrors: true)
+    let warning = try waiter.line(startingWith: "warn", timeout: 30)
+    #expect(warning.contains("Waiting") && warning.contains("held by process \(pid)"), "\(warning)")
+    holder.closeInput()
+    #expect(holder.wait() == 0)
+    #expect(try waiter.line(startingWith: "committed", timeout: 30).hasPrefix("committed"))
+    #expect(waiter.wait() == 0)
+  }
+}
