@@ -87,6 +87,9 @@ final class Child {
 
   func closeInput() { try? input.fileHandleForWriting.close() }
 
+  /// Writes `line` and a newline to the child's stdin.
+  func send(_ line: String) { try? input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+
   /// Waits for a normal exit; returns the status.
   func wait() -> Int32 {
     process.waitUntilExit()

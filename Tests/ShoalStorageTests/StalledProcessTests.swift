@@ -146,3 +146,44 @@ struct StalledProcessTests {
     #expect(waiter.wait() == 0)
   }
 }
+
+/// A reader outside the file's session (a user who may read the data file but not its lock
+/// file) pins nothing: writers reuse its snapshot's space. It must never take that for a
+/// damaged file, and each new read sees the newest commit.
+@Suite("Readers outside the session")
+struct DetachedReaderTests {
+  @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
+  func aSnapshotOverwrittenByWritersIsUnavailableNotCorrupt() throws {
+    let dir = TemporaryDirectory()
+    #expect(chmod(dir.path, 0o755) == 0)
+    let path = dir.file()
+    let store = try Store.open(path: path)
+    func rewriteAll(_ round: Int) throws {
+      try store.write { txn in
+        try txn.ensureKeyspace("kv")
+        // Incompressible values, so each round needs about as much space as the last: the
+        // free space of the first rounds is soon all reused.
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<500 {
+          try txn.put((0..<1000).map { _ in UInt8.random(in: 0...255, using: &rng) }, forKey: bytes("k\(i)"), in: "kv")
+        }
+      }
+    }
+    try rewriteAll(0)
+    #expect(chmod(path, 0o644) == 0)
+    let reader = try Child.worker("detached-read", file: path, as: StalledProcessTests.nobody)
+    #expect(try reader.line(timeout: 30) == "opened 1")
+    // Opening verified (and cached) the blocks of version 1; the snapshot is of version 2,
+    // whose blocks it reads from the file.
+    try rewriteAll(1)
+    reader.send("go")
+    #expect(try reader.line(timeout: 30) == "snapshot 2 detached=true")
+    for round in 2...6 { try rewriteAll(round) }
+    let latest = store.latestVersion
+    reader.closeInput()
+    let outcome = try reader.line(timeout: 30)
+    #expect(outcome == "unavailable 2 \(latest)")
+    #expect(try reader.line(timeout: 30) == "newest \(latest) 500")
+    #expect(reader.wait() == 0)
+  }
+}

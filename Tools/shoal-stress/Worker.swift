@@ -17,6 +17,10 @@ struct Worker: ParsableCommand {
     /// A hostile reader: takes read locks on the whole data file and, if it can open it, the
     /// whole lock file, without opening a store, and holds them until stdin closes.
     case readLock = "read-lock"
+    /// Opens read-only (outside the session when the lock file is not open to this user),
+    /// takes a snapshot after a line on stdin, and once stdin closes reads all of keyspace
+    /// "kv" from it, then the newest version: prints what each gave.
+    case detachedRead = "detached-read"
   }
 
   @Argument var role: Role
@@ -40,6 +44,7 @@ struct Worker: ParsableCommand {
 
   func run() throws {
     if role == .readLock { return holdReadLocks() }
+    if role == .detachedRead { return try readDetached() }
     if log {
       Log.setLogFunction { level, category, message in
         FileHandle.standardError.write(Data("\(level) \(category): \(message)\n".utf8))
@@ -103,7 +108,7 @@ struct Worker: ParsableCommand {
       say("writing \(txn.version)")
       _ = FileHandle.standardInput.readDataToEndOfFile()
       txn.abort()
-    case .readLock:
+    case .readLock, .detachedRead:
       break
     case .writer, .reader, .observer, .freezer:
       try Bank(store: store, accounts: accounts, id: id, alive: overlordAlive).run(role, rng: &rng, say: say)
@@ -123,6 +128,30 @@ extension Worker {
     lock.l_start = 0
     lock.l_len = 0
     return fcntl(fd, F_SETLK, &lock) == 0
+  }
+
+  func readDetached() throws {
+    let store = try Store.open(path: file, options: StoreOptions(readOnly: true))
+    say("opened \(store.latestVersion)")
+    _ = readLine()
+    let snapshot = try store.beginRead()
+    say("snapshot \(snapshot.version) detached=\(store.isDetached)")
+    _ = FileHandle.standardInput.readDataToEndOfFile()
+    do {
+      var count = 0
+      try snapshot.keyspace("kv").forEach { _, _ in
+        count += 1
+        return true
+      }
+      say("read \(count)")
+    } catch StorageError.snapshotUnavailable(_, let version, let newest) {
+      say("unavailable \(version) \(newest)")
+    } catch {
+      say("failed \(error)")
+    }
+    snapshot.close()
+    let (version, count) = try store.read { txn in (txn.version, try txn.count(in: "kv")) }
+    say("newest \(version) \(count)")
   }
 
   func holdReadLocks() {

@@ -67,8 +67,12 @@ final class LocalCoordinator: Coordinator {
 
   private let state: Mutex<State>
   private let sequence: FutexWord
+  /// For a process that reads a shared file outside its session (see `Store.isDetached`):
+  /// finds the newest commit in the file after the one given, as other processes commit.
+  private let follow: (@Sendable (Meta) -> Meta)?
 
-  init(meta: Meta) {
+  init(meta: Meta, follow: (@Sendable (Meta) -> Meta)? = nil) {
+    self.follow = follow
     state = Mutex(State(meta: meta))
     sequence = FutexWord(private: true)
     sequence.store(UInt32(truncatingIfNeeded: meta.version))
@@ -80,7 +84,19 @@ final class LocalCoordinator: Coordinator {
   var reclaimedProcesses: Int { 0 }
   var lastPublishTimestamp: UInt64 { state.withLock { $0.publishedAt } }
 
-  func latest() -> Meta { state.withLock { $0.meta } }
+  func latest() -> Meta {
+    state.withLock { s in
+      followFile(&s)
+      return s.meta
+    }
+  }
+
+  /// Moves to the file's newest commit when following it.
+  private func followFile(_ s: inout State) {
+    guard let follow else { return }
+    let newest = follow(s.meta)
+    if newest.version > s.meta.version { s.meta = newest }
+  }
 
   func publish(_ meta: Meta) {
     state.withLock {
@@ -92,6 +108,7 @@ final class LocalCoordinator: Coordinator {
 
   func pinLatest() throws -> Meta {
     state.withLock { s in
+      followFile(&s)
       LocalCoordinator.pin(s.meta.version, in: &s)
       return s.meta
     }

@@ -1,18 +1,65 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Reads and verifies blocks: bounds, checksum, decompression; nodes go through the cache.
 struct BlockReader: Sendable {
   let file: StorageFile
   let cache: NodeCache
+  /// For a snapshot of a reader outside the file's session (see `Store.isDetached`): its
+  /// version, and how to find the file's newest commit.
+  var detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)?
+
+  init(file: StorageFile, cache: NodeCache) {
+    self.file = file
+    self.cache = cache
+  }
+
+  /// This reader, for a snapshot `meta` read outside the file's session: a block that fails
+  /// its check while the file has newer commits was reused by them, which is reported as
+  /// `snapshotUnavailable`, not as corruption.
+  func following(snapshot meta: Meta, in file: StorageFile) -> BlockReader {
+    var reader = self
+    reader.detachedSnapshot = (meta.version, { Store.newestCommit(after: meta, in: file).version })
+    return reader
+  }
+
+  /// The error for a block that fails its check: `corrupt`, unless a detached snapshot's
+  /// space was reused by newer commits.
+  private func failure(_ offset: UInt64, _ reason: String) -> StorageError {
+    if let (version, newest) = detachedSnapshot {
+      let now = newest()
+      if now > version { return .snapshotUnavailable(path: path, version: version, newest: now) }
+    }
+    // A detached reader's `read` looks again before it reports (and logs) corruption.
+    if detachedSnapshot == nil { Log.write(.error, .storage, "Corruption in \(path) at offset \(offset): \(reason)") }
+    return .corrupt(path: path, offset: offset, reason: reason)
+  }
 
   var path: String { file.path }
 
   /// The verified, decompressed bytes of the block at `pointer`, which must lie below
   /// `limit` (the snapshot's end of allocated space).
   func read(_ pointer: BlockPointer, limit: UInt64) throws -> [UInt8] {
-    let offset = pointer.offset
-    func corrupt(_ reason: String) -> StorageError {
-      Log.write(.error, .storage, "Corruption in \(path) at offset \(offset): \(reason)")
-      return .corrupt(path: path, offset: offset, reason: reason)
+    guard detachedSnapshot != nil else { return try readVerified(pointer, limit: limit) }
+    do {
+      return try readVerified(pointer, limit: limit)
+    } catch StorageError.corrupt {
+      // Outside the session, a reader may find a commit record before the writer's copy of
+      // the blocks after it has landed (one write, not atomic to readers): look again.
+      usleep(2000)
+      do {
+        return try readVerified(pointer, limit: limit)
+      } catch StorageError.corrupt(let path, let offset, let reason) {
+        Log.write(.error, .storage, "Corruption in \(path) at offset \(offset): \(reason)")
+        throw StorageError.corrupt(path: path, offset: offset, reason: reason)
+      }
     }
+  }
+
+  private func readVerified(_ pointer: BlockPointer, limit: UInt64) throws -> [UInt8] {
+    let offset = pointer.offset
+    func corrupt(_ reason: String) -> StorageError { failure(offset, reason) }
     guard offset >= FileLayout.dataStart, offset % FileLayout.granule == 0 else {
       throw corrupt("a block pointer names offset \(offset), outside the data area")
     }
@@ -50,10 +97,7 @@ struct BlockReader: Sendable {
     if let node = cache.get(key) { return node }
     let bytes = try read(pointer, limit: limit)
     var reason = ""
-    guard let node = NodeImage(bytes: bytes, reason: &reason) else {
-      Log.write(.error, .storage, "Corruption in \(path) at offset \(pointer.offset): \(reason)")
-      throw StorageError.corrupt(path: path, offset: pointer.offset, reason: reason)
-    }
+    guard let node = NodeImage(bytes: bytes, reason: &reason) else { throw failure(pointer.offset, reason) }
     cache.insert(key, node)
     return node
   }

@@ -12,7 +12,7 @@ public final class ReadTransaction: Sendable {
   init(store: Store, meta: Meta) {
     self.store = store
     self.meta = meta
-    let blocks = store.blocks
+    let blocks = store.isDetached ? store.blocks.following(snapshot: meta, in: store.file) : store.blocks
     let limit = meta.fileEnd
     reader = SnapshotReader(
       nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)

@@ -23,6 +23,12 @@ public final class Store: Sendable {
   public let options: StoreOptions
   let file: StorageFile
   let blocks: BlockReader
+  /// Whether this process reads the file outside its session: opened read-only by a user who
+  /// cannot use its lock file (`lockFilePath` is nil). Its snapshots are not pinned, so
+  /// writers may reuse their space: each read starts from the newest commit in the file, and
+  /// a snapshot overwritten meanwhile fails with `StorageError.snapshotUnavailable`, never as
+  /// a corrupt file.
+  public let isDetached: Bool
   let coordinator: Coordinator
   /// When open found the newest commit's blocks incomplete and used the commit before it,
   /// the version it could not use.
@@ -70,7 +76,7 @@ public final class Store: Sendable {
       }
       // A compaction may have replaced the file between our open and our joining the session.
       if shared != nil, !file.isStillAtPath, attempts < 10 { continue }
-      let store = try Store(file: file, options: options, shared: shared)
+      let store = try Store(file: file, options: options, shared: shared, detached: shared == nil)
       Log.write(
         .detail, .storage,
         "Opened \(path) at version \(store.latestVersion)"
@@ -126,11 +132,12 @@ public final class Store: Sendable {
     try self.init(file: file, options: options, shared: nil)
   }
 
-  init(file: StorageFile, options: StoreOptions, shared: SharedCoordinator?) throws {
+  init(file: StorageFile, options: StoreOptions, shared: SharedCoordinator?, detached: Bool = false) throws {
     self.file = file
     self.path = file.path
     self.options = options
     self.lockFilePath = shared?.lockPath
+    self.isDetached = detached
     self.blocks = BlockReader(file: file, cache: NodeCache(capacity: options.cacheSize))
     if let shared, !shared.initializedSession {
       // The session runs already: its published version is the truth, unless a writer died
@@ -155,7 +162,12 @@ public final class Store: Sendable {
         shared.finishInitialisation(meta)
         coordinator = shared
       } else {
-        coordinator = LocalCoordinator(meta: meta)
+        var follow: (@Sendable (Meta) -> Meta)?
+        if detached {
+          let followed = file
+          follow = { known in Store.newestCommit(after: known, in: followed) }
+        }
+        coordinator = LocalCoordinator(meta: meta, follow: follow)
       }
     }
     listeners = ChangeListeners(coordinator: coordinator)
@@ -365,6 +377,12 @@ public final class Store: Sendable {
   static func newestCommit(in file: StorageFile, limit: Int = 64) -> Meta? {
     guard let anchor = (try? anchors(in: file))?.first else { return nil }
     return chain(after: anchor, in: file, limit: limit).last ?? anchor
+  }
+
+  /// The newest commit record of a file in use after `known` (a commit of it), unverified;
+  /// `known` when there is none. For a reader outside the file's session.
+  static func newestCommit(after known: Meta, in file: StorageFile) -> Meta {
+    chain(after: known, in: file, limit: 1 << 16).last ?? known
   }
 
   static let emptyMeta = Meta(
