@@ -44,8 +44,8 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   case lockFileUnavailable(path: String, reason: String)
   /// The lock file was made by an incompatible build (or is not a Shoal lock file).
   case incompatibleLockFile(path: String, reason: String)
-  /// The lock file was deleted or replaced while this store had it open: other processes
-  /// can no longer see this one's pins, so it must not write.
+  /// The lock file was deleted, truncated or replaced while this store had it open: other
+  /// processes can no longer see this one's pins, so it must not write.
   case lockFileReplaced(path: String)
   /// Every process slot or reader slot of the lock file is taken: `kind` is "process" or
   /// "reader", `holders` the processes holding them (pid and how many slots each).
@@ -122,7 +122,7 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
         "Realm file is currently open in another process which cannot share access with this process: '\(path)' is incompatible (\(reason)). Close the other processes (or this build is older than theirs)."
     case .lockFileReplaced(let path):
       return
-        "The lock file '\(path)' was deleted or replaced while the file was open, so processes opened since cannot see this one. Close and reopen the store to write."
+        "The lock file '\(path)' was deleted, truncated or replaced while the file was open, so the processes sharing the file can no longer see each other's snapshots. Close and reopen the store to write."
     case .writeLockTimeout(let path, let waited, let holder):
       let who = holder.map { "process \($0) holds it" } ?? "another write transaction of this process holds it"
       return

@@ -187,3 +187,46 @@ struct DetachedReaderTests {
     #expect(reader.wait() == 0)
   }
 }
+
+/// Someone truncates the lock file while processes map it (`: > FILE.lock`): the pages past
+/// its end raise SIGBUS in every process that touches them. No process dies of it: each loses
+/// the session (its writes fail with `lockFileReplaced`, its reads go on from the file).
+@Suite("Lock file cut short while in use")
+struct LockFileCutShortTests {
+  @Test func truncatingTheLockFileKillsNoProcess() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    let store = try Store.open(path: path)
+    try store.write { txn in
+      try txn.createKeyspace("kv")
+      try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
+    }
+    let reader = try Child.worker("hold", file: path)
+    _ = try reader.line(startingWith: "pinned")
+    let writer = try Child.worker("commit-loop", file: path, ["--count", "0"])
+    _ = try writer.line(startingWith: "committed")
+
+    #expect(truncate(path + ".lock", 0) == 0)
+
+    // This process: writing fails with a clear error, reading goes on.
+    #expect(throws: StorageError.lockFileReplaced(path: path + ".lock")) {
+      try store.write { try $0.put(bytes("w"), forKey: bytes("k"), in: "kv") }
+    }
+    #expect(try store.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
+    // The writing process stops at its next commit with that error, not a signal.
+    _ = writer.remainingLines(timeout: 30)
+    #expect(writer.wait() != 0)
+    #expect(writer.process.terminationReason == .exit)
+    // The reading process lives on and ends normally.
+    reader.closeInput()
+    #expect(reader.wait() == 0)
+    #expect(reader.process.terminationReason == .exit)
+    // A new opener meanwhile is told what happened.
+    do {
+      _ = try Store.open(path: path)
+      Issue.record("opened a session whose lock file was cut short")
+    } catch StorageError.incompatibleLockFile(_, let reason) {
+      #expect(reason.contains("truncated"))
+    }
+  }
+}

@@ -33,4 +33,17 @@ static const int SHOAL_F_OFD_SETLKW = 38;
 // file's access time, so they do not dirty its inode.
 static const int SHOAL_O_NOATIME = 01000000;
 
+#include <stddef.h>
+
+/// Guards a shared mapping of a file another user may truncate (the lock file): touching a
+/// page past the file's new end raises SIGBUS, which would kill the process. A SIGBUS handler
+/// (installed once, chaining to the one before it for every other address) replaces the whole
+/// guarded mapping with zeroed private memory, marks it broken and lets the access go on.
+/// Returns the guard's slot, or -1 when every slot is taken (the mapping is then unguarded).
+int shoal_guard_mapping(void *base, size_t length);
+/// Stops guarding the mapping of `slot` (before unmapping it).
+void shoal_unguard_mapping(int slot);
+/// Whether the mapping of `slot` was replaced after a SIGBUS.
+int shoal_mapping_broken(int slot);
+
 #endif

@@ -72,6 +72,8 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   private let base: UnsafeMutableRawPointer
   private let sequence: FutexWord
   private let writerWake: FutexWord
+  /// The SIGBUS guard of the mapping (see `isBroken`); -1 when unguarded.
+  private let guardSlot: Int32
   let initializedSession: Bool
   /// This process's slot (its liveness byte).
   private let processIndex: Int
@@ -145,8 +147,15 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       // Ready once the initialiser has set the flag; pread, as nothing is mapped yet.
       var flag: UInt64 = 0
       if pread(fd, &flag, 8, off_t(SharedCoordinator.offsetInitialized)) == 8, flag == 1 { break }
-      // The initialiser died before finishing: try again to become it.
+      // The initialiser died before finishing: try again to become it. Cut short while other
+      // processes keep the session, it can never be initialised again: say so.
       SharedCoordinator.ofdUnlock(fd, SharedCoordinator.sessionByte)
+      if attempts > 3, lseek(fd, 0, SEEK_END) < off_t(SharedCoordinator.mapSize) {
+        throw StorageError.incompatibleLockFile(
+          path: lockPath,
+          reason: "it was truncated while processes used it; close every process using the file, and the next "
+            + "opener starts a new session")
+      }
       if attempts > 100 {
         throw StorageError.lockFileUnavailable(path: lockPath, reason: "the session was never initialised")
       }
@@ -161,9 +170,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       } else {
         try SharedCoordinator.checkForeignLockFile(fd, path: lockPath, owner: lockInfo.st_uid)
       }
-    } else if !mayResize, lseek(fd, 0, SEEK_END) < off_t(SharedCoordinator.mapSize) {
+    } else if lseek(fd, 0, SEEK_END) < off_t(SharedCoordinator.mapSize) {
       throw StorageError.incompatibleLockFile(
-        path: lockPath, reason: "it is owned by user \(lockInfo.st_uid) and is not a Shoal lock file")
+        path: lockPath,
+        reason: mayResize
+          ? "it was truncated while processes used it; close every process using the file, and the next "
+            + "opener starts a new session"
+          : "it is owned by user \(lockInfo.st_uid) and is not a Shoal lock file")
     }
     guard let mapped = mmap(nil, SharedCoordinator.mapSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0),
       mapped != MAP_FAILED
@@ -171,6 +184,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       throw StorageError.lockFileUnavailable(path: lockPath, reason: "mmap failed: \(String(cString: strerror(errno)))")
     }
     base = mapped
+    // Someone may truncate the lock file while it is mapped: a SIGBUS then breaks this
+    // mapping (see `isBroken`) instead of killing the process.
+    guardSlot = shoal_guard_mapping(mapped, SharedCoordinator.mapSize)
     sequence = FutexWord(
       word: (mapped + SharedCoordinator.offsetSequence).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self),
       waiters: (mapped + SharedCoordinator.offsetWaiters).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self))
@@ -197,6 +213,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         at: (mapped + SharedCoordinator.offsetLayout).assumingMemoryBound(to: UnsafeAtomic<UInt64>.Storage.self)
       ).load(ordering: .acquiring)
       guard magic == SharedCoordinator.magic, layout == SharedCoordinator.layoutVersion else {
+        shoal_unguard_mapping(guardSlot)
         munmap(mapped, SharedCoordinator.mapSize)
         throw StorageError.incompatibleLockFile(
           path: lockPath,
@@ -221,6 +238,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         ).load(ordering: .relaxed)
         if pid != 0 { holders[Int32(truncatingIfNeeded: pid), default: 0] += 1 }
       }
+      shoal_unguard_mapping(guardSlot)
       munmap(mapped, SharedCoordinator.mapSize)
       throw StorageError.slotsExhausted(
         path: lockPath, kind: "process", limit: SharedCoordinator.processSlots, holders: holders)
@@ -339,6 +357,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     // Leave no pin behind; give up the process slot and the session.
     clearReaderSlots(owner: processIndex)
     word(SharedCoordinator.offsetProcesses + processIndex * 16).store(0, ordering: .sequentiallyConsistent)
+    shoal_unguard_mapping(guardSlot)
     munmap(base, SharedCoordinator.mapSize)
     close(lockFD)
   }
@@ -423,9 +442,25 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// Whether the data file is open read-only (it cannot take the writer lock then).
   private let readOnly: Bool
 
+  /// Whether the lock file was cut short while mapped: the access past its end raised SIGBUS,
+  /// and the mapping was replaced by private zeroed memory (see `shoal_guard_mapping`). The
+  /// session's shared state is gone for this process: it reads the newest commit from the
+  /// file and refuses to write (`lockFileReplaced`) until it is reopened.
+  var isBroken: Bool { shoal_mapping_broken(guardSlot) != 0 }
+
+  /// Whether the mapped lock file still holds a session: not cut short (touching its first
+  /// and last page finds out), its magic and layout not zeroed by a cut and regrowth.
+  private func sessionIntact() -> Bool {
+    let magic = word(SharedCoordinator.offsetMagic).load(ordering: .acquiring)
+    let layout = word(SharedCoordinator.offsetLayout).load(ordering: .acquiring)
+    _ = word(SharedCoordinator.mapSize - 8).load(ordering: .relaxed)
+    return !isBroken && magic == SharedCoordinator.magic && layout == SharedCoordinator.layoutVersion
+  }
+
   func latest() -> Meta {
     var attempts = 0
     while true {
+      if isBroken, let meta = lastResort() { return meta }
       if let meta = readPublished() { return meta }
       // A publish is in progress: its writer may have been preempted mid-write (wait for it,
       // yielding the core it may need) or killed (then the writer lock is free: repair).
@@ -765,9 +800,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// Completes taking the writer lock once the writer byte is held.
   private func lockedWriter() throws {
     writer.withLock { $0 = true }
-    // Still the lock file other openers find? If it was deleted or replaced, processes that
-    // opened since coordinate through another one and cannot see our pins.
-    guard lockFileIsCurrent() else {
+    // Still the lock file other openers find, whole? If it was deleted or replaced, processes
+    // that opened since coordinate through another one and cannot see our pins; if it was cut
+    // short, every process lost the pins it held.
+    guard lockFileIsCurrent(), sessionIntact() else {
       unlockWriter()
       throw StorageError.lockFileReplaced(path: lockPath)
     }
