@@ -6,7 +6,7 @@ TRIALS ?= 1000
 SEED ?= 1
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps test demo bench fuzz clean
+.PHONY: deps test lint demo bench fuzz docs clean
 
 # liblz4 (and pkg-config, which SwiftPM asks for its flags) from Debian's packages.
 deps:
@@ -15,13 +15,24 @@ deps:
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq liblz4-dev pkg-config >/dev/null; \
 	fi
 
-test: deps
+test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test
 	$(SWIFT) build -c release --product shoal-stress
 	.build/release/shoal-stress powerloss --trials $(TRIALS) --seed $(SEED)
 	.build/release/shoal-stress corrupt --trials $(TRIALS) --seed $(SEED)
 	.build/release/shoal-stress run --processes 6 --seconds 20 --kill-every 1 --stop-every 2 --seed $(SEED)
+
+# Formatting and lint rules (swift-format, in the toolchain), as strict as CI.
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Tools Examples Plugins
+
+# The DocC documentation of Shoal, ShoalStorage and ShoalLogging, built with swift-docc-plugin
+# (fetched only for this: SHOAL_DOCS=1) in a build folder of its own; any warning fails it.
+docs: deps
+	SHOAL_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
+	  --target Shoal --target ShoalStorage --target ShoalLogging --warnings-as-errors
+	@echo "archives in .build-docs/plugins/Swift-DocC/outputs/"
 
 demo: deps
 	$(SWIFT) build --product shoal-demo
@@ -53,5 +64,5 @@ fuzz: deps
 	.build-fuzz/release/shoal-fuzz -max_total_time=$${FUZZ_SECONDS:-60}
 
 clean:
-	rm -rf .build .build-fuzz Benchmarks/.build demo.realm demo.realm.lock demo.realm.events.shoal \
+	rm -rf .build .build-fuzz .build-docs Benchmarks/.build demo.realm demo.realm.lock demo.realm.events.shoal \
 	  demo.realm.events.shoal.lock shared.shoal shared.shoal.lock

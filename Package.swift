@@ -92,3 +92,9 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// `make docs` builds the DocC catalogs with swift-docc-plugin, which is added only when
+// SHOAL_DOCS is set, so packages that depend on Shoal never resolve it.
+if Context.environment["SHOAL_DOCS"] != nil {
+  package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
+}

@@ -52,11 +52,43 @@ struct RunLoopDeliveryTests {
     while Date() < deadline, !log.events.contains("update 2 [1]") { _ = log.waitForNext(until: deadline) }
     stop.store(true, ordering: .releasing)
     #expect(finished.wait(timeout: .now() + 30) == .success)
-    let seen = log.events
-    #expect(Array(seen.prefix(2)) == ["observe returned", "write returned"])
-    // The first notification shows the collection as it is when delivered (the local commit
-    // included), so that commit is not reported again; the other thread's commit follows.
-    #expect(Array(seen.dropFirst(2)) == ["initial 1", "update 2 [1]"])
+    // As in RealmSwift: `observe` returns before the first notification; beginning the write
+    // delivers it (at the version before the write); the local commit is told of after the
+    // call that made it returns, through the run loop; the other thread's commit follows.
+    #expect(log.events == ["observe returned", "initial 0", "write returned", "update 1 [0]", "update 2 [1]"])
+  }
+}
+
+extension RunLoopDeliveryTests {
+  /// A write begun while a local commit's notifications still wait for the run loop delivers
+  /// them first (RealmSwift's `beginWrite` "generates notifications"), so two writes in a row
+  /// are told of one by one.
+  @Test func aWriteDeliversWhatThePreviousLocalCommitLeftPending() throws {
+    let config = fileConfiguration()
+    let log = EventLog()
+    let note = log.note
+    let finished = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      nonisolated(unsafe) var token: NotificationToken?
+      nonisolated(unsafe) var realm: Realm?
+      RunLoop.current.perform {
+        realm = try? Realm(configuration: config)
+        token = realm?.observe { notification, _ in note("\(notification)") }
+        try? realm?.write { realm?.add(Counter(value: ["a", 1])) }
+        note("first write returned")
+        try? realm?.write { realm?.add(Counter(value: ["b", 2])) }
+        note("second write returned")
+      }
+      let deadline = Date(timeIntervalSinceNow: 30)
+      while log.events.count < 4, Date() < deadline {
+        _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+      }
+      token?.invalidate()
+      withExtendedLifetime(realm) {}
+      finished.signal()
+    }
+    #expect(finished.wait(timeout: .now() + 40) == .success)
+    #expect(log.events == ["first write returned", "didChange", "second write returned", "didChange"])
   }
 }
 

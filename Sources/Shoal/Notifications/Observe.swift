@@ -115,7 +115,7 @@ extension RealmCore {
       let observer = CollectionObserver(
         token: token, collection: collection, state: state, keyPaths: keyPaths, core: self, block: block)
       addObserver(observer)
-      schedule { [weak observer] in
+      scheduleInitial { [weak observer] in
         if let observer, observer.token?.isInvalidated == false { observer.initial() }
       }
       return token
@@ -267,7 +267,7 @@ extension Map {
         token: token, map: self, owner: parent, table: table, index: index, keyPaths: keyPaths, core: core,
         block: block)
       core.addObserver(observer)
-      core.schedule { [self] in if !token.isInvalidated { block(.initial(self)) } }
+      core.scheduleInitial { [self] in if !token.isInvalidated { block(.initial(self)) } }
       return token
     }
     let (tableName, key) = (table.name, parent._key)

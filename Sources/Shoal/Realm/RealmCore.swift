@@ -196,8 +196,9 @@ final class RealmCore {
 
   func beginWrite() throws(Realm.Error) {
     try checkCanBeginWrite()
-    // Catch up first, delivering what other threads and processes committed meanwhile; the
-    // snapshot stays pinned through the write as the state before it.
+    // Catch up first, delivering what is pending and what other threads and processes
+    // committed meanwhile; the snapshot stays pinned through the write as the state before it.
+    deliverPending()
     _ = refresh()
     do {
       adopt(try store.beginWrite())
@@ -211,6 +212,7 @@ final class RealmCore {
   /// go on), and cancelling the task ends the wait with `CancellationError`.
   nonisolated(nonsending) func beginWriteAsync() async throws {
     try checkCanBeginWrite()
+    deliverPending()
     _ = refresh()
     let transaction: WriteTransaction
     do {
@@ -352,6 +354,35 @@ final class RealmCore {
     guard let pending = pendingLocalDelivery, let now = read else { return }
     pendingLocalDelivery = nil
     if pending.version != now.version { deliver(from: pending, to: now, local: true) }
+  }
+
+  /// First notifications of observations registered here that wait for the run loop, queue or
+  /// actor they are delivered on.
+  private var pendingInitials: [Handover<() -> Void>] = []
+
+  /// Delivers an observation's first notification where its notifications go. Until it is
+  /// delivered, a write begun on this Realm delivers it first (see `deliverPending()`).
+  func scheduleInitial(_ body: @escaping () -> Void) {
+    if case .currentThread = deliveryMode, !Thread.isMainThread {
+      body()
+      return
+    }
+    let work = Handover(body)
+    pendingInitials.append(work)
+    schedule { [weak self] in
+      self?.pendingInitials.removeAll { $0 === work }
+      work.take()?()
+    }
+  }
+
+  /// What RealmSwift's `beginWrite` does before the write begins ("generates notifications if
+  /// applicable"): the first notifications of observations not yet told, then the changes of
+  /// local commits whose notifications still wait for the run loop.
+  func deliverPending() {
+    let initials = pendingInitials
+    pendingInitials = []
+    for work in initials { work.take()?() }
+    deliverPendingLocal()
   }
 
   /// Makes `snapshot` the version this Realm shows (delivery steps through the versions around
