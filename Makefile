@@ -57,7 +57,7 @@ bench: deps
 	fi
 	bash Benchmarks/bench.sh
 
-# libFuzzer over opening and walking files (see README).
+# libFuzzer over opening and walking files (see the Tools article).
 fuzz: deps
 	$(SWIFT) build -c release --product shoal-fuzz --scratch-path .build-fuzz \
 	  -Xswiftc -sanitize=fuzzer,address -Xswiftc -DSHOAL_FUZZING -Xswiftc -use-ld=lld

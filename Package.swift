@@ -65,7 +65,7 @@ let package = Package(
     .plugin(
       name: "ShoalStressPlugin",
       capability: .command(
-        intent: .custom(verb: "shoal-stress", description: "Run shoal-stress (run, powerloss, corrupt).")),
+        intent: .custom(verb: "shoal-stress", description: "Run shoal-stress (run, powerloss, corrupt, churn).")),
       dependencies: ["shoal-stress"],
       path: "Plugins/ShoalStressPlugin"
     ),

@@ -1,7 +1,7 @@
 import Foundation
 import PackagePlugin
 
-/// `swift package shoal info FILE`, `verify`, `dump`, `compact`: the `shoal` CLI from the
+/// `swift package shoal info FILE`, `verify`, `dump`, `compact`, `watch`, `events`: the `shoal` CLI from the
 /// package.
 @main
 struct ShoalPlugin: CommandPlugin {

@@ -6,10 +6,13 @@ import Testing
   @Test func xxh64MatchesPublishedVectors() {
     #expect(Checksum.xxh64([]) == 0xEF46_DB37_51D8_E999)
     #expect(Checksum.xxh64(Array("abc".utf8)) == 0x44BC_2CF5_AD77_0999)
-    // Inputs past the 32-byte stripe loop must differ from each other and be stable.
-    let long = Array(0..<200).map { UInt8($0) }
-    #expect(Checksum.xxh64(long) == Checksum.xxh64(long))
-    #expect(Checksum.xxh64(long) != Checksum.xxh64(Array(long.dropLast())))
+    // Past the 32-byte stripe loop, with and without a seed: the values the reference
+    // implementation (xxHash's XXH64, as python-xxhash gives it) computes.
+    #expect(Checksum.xxh64(Array("Nobody inspects the spammish repetition".utf8)) == 0xFBCE_A83C_8A37_8BF1)
+    let kibibyte = (0..<4).flatMap { _ in (0...255).map { UInt8($0) } }
+    #expect(Checksum.xxh64(kibibyte) == 0x6F39_14F1_8FE4_DF57)
+    #expect(Checksum.xxh64(Array(0..<100).map { UInt8($0) }, seed: 0x9E37_79B9_7F4A_7C15) == 0x3B97_D91E_BA03_E785)
+    #expect(Checksum.xxh64([UInt8](repeating: 0x61, count: 33), seed: 1) == 0x367F_5144_4CB4_AEE7)
   }
 
   @Test func lz4RoundTripsAndFallsBackToRaw() throws {
