@@ -139,3 +139,25 @@ struct ReferencesMadeInAWriteTests {
     #expect(resolved == 1)
   }
 }
+
+/// A resolved reference no longer keeps its version pinned, though the reference itself lives on.
+@Suite("References and pins")
+struct ReferencePinTests {
+  @Test func aResolvedReferenceLetsItsVersionGo() throws {
+    let configuration = fileConfiguration()
+    let realm = try Realm(configuration: configuration)
+    try realm.write { realm.add(Person(id: 1, name: "Ada", age: 36)) }
+    let made = try #require(realm.core.read?.version)
+    let reference = ThreadSafeReference(to: realm.objects(Person.self))
+    try realm.write { realm.add(Person(id: 2, name: "Bob", age: 40)) }
+    #expect(realm.core.store.pins().contains { $0.version == made })
+    let count = try resultOnOtherThread { () -> Int? in
+      let other = try Realm(configuration: configuration)
+      _ = other.objects(Person.self).count  // this Realm has read: it resolves at its own version
+      return other.resolve(reference)?.count
+    }
+    #expect(count == 2)
+    #expect(!realm.core.store.pins().contains { $0.version == made })
+    withExtendedLifetime(reference) {}
+  }
+}

@@ -59,8 +59,10 @@ public struct Realm {
   /// Whether a write transaction is open.
   public var isInWriteTransaction: Bool { core.isInWriteTransaction }
 
-  /// RealmSwift refreshes on run-loop turns; Linux has none, so call `refresh()` (issue 5 adds
-  /// notification-driven refreshing). Kept for source compatibility.
+  /// Whether the Realm moves to the newest version by itself when another thread or process
+  /// commits (true by default): on a thread that runs its run loop, on the main queue, a
+  /// dispatch queue or an actor, as in RealmSwift. A plain thread without a run loop moves on
+  /// at `refresh()` and `beginWrite()` (see <doc:LiveObjects>).
   public var autorefresh: Bool {
     get { core.autorefresh }
     nonmutating set { core.autorefresh = newValue }

@@ -70,8 +70,13 @@ public struct ThreadSafeReference<Confined: ThreadConfined>: Sendable {
 
 /// Keeps the version a reference was made at pinned until it is resolved or released.
 final class ReadTransactionPin: Sendable {
-  let transaction: ReadTransaction?
-  init(_ transaction: ReadTransaction?) { self.transaction = transaction }
+  private let held: Mutex<ReadTransaction?>
+  init(_ transaction: ReadTransaction?) { held = Mutex(transaction) }
+  /// The pinned version, until `release()`.
+  var transaction: ReadTransaction? { held.withLock { $0 } }
+  /// Lets the version go (once the reference is resolved: the Realm it resolved in holds
+  /// what it needs).
+  func release() { held.withLock { $0 = nil } }
 }
 
 extension Realm {
@@ -80,6 +85,7 @@ extension Realm {
   /// when the reference was made inside a write transaction). A reference resolves once.
   public func resolve<Confined: ThreadConfined>(_ reference: ThreadSafeReference<Confined>) -> Confined? {
     guard reference.markResolved() else { fatalError("Can only resolve a thread safe reference once.") }
+    defer { reference.pin.release() }
     // Another file does not hold the value, as in RealmSwift (nil, not a failure).
     guard reference.fileKey == core.configuration.fileKey else { return nil }
     if let pinned = reference.pin.transaction, let now = core.read?.version, !core.isInWriteTransaction,
