@@ -411,10 +411,34 @@ extension Query where T: RealmKeyedCollection, T.Value.PersistedType: _QueryNume
 // MARK: Mixed
 
 extension Query where T == AnyRealmValue {
+  /// The element at `position` when the mixed value is a list (nested lists as deep as
+  /// needed: `$0.anyCol[0][1] == .int(99)`); no object matches where there is none.
+  public subscript(position: Int) -> Query<AnyRealmValue> {
+    Query<AnyRealmValue>(node: mixedSubscript(appending: .index(position)))
+  }
   /// The value for `key` when the mixed value is a dictionary.
   public subscript(key: String) -> Query<AnyRealmValue> {
-    Query<AnyRealmValue>(node: .mapSubscript(keyPathErasingAny(), key: key))
+    Query<AnyRealmValue>(node: mixedSubscript(appending: .key(key)))
   }
+  /// Every element of a mixed list, or every value of a mixed dictionary: a comparison
+  /// matches when any of them does (`$0.anyCol.any == .string("john")`).
+  public var any: Query<AnyRealmValue> {
+    Query<AnyRealmValue>(node: mixedSubscript(appending: .all))
+  }
+
+  private func mixedSubscript(appending step: MixedSubscript) -> QueryExpressionNode {
+    if case .mixedSubscripts(let keyPath, let steps) = node { return .mixedSubscripts(keyPath, steps + [step]) }
+    if case .mapSubscript(let keyPath, let key) = node { return .mixedSubscripts(keyPath, [.key(key), step]) }
+    return .mixedSubscripts(keyPathErasingAny(), [step])
+  }
+}
+
+/// One subscript into a mixed value holding a collection.
+enum MixedSubscript {
+  case index(Int)
+  case key(String)
+  /// Every element or value.
+  case all
 }
 
 // MARK: Enums and mapped types
@@ -569,6 +593,8 @@ indirect enum QueryExpressionNode {
   case between(QueryExpressionNode, QueryExpressionNode, QueryExpressionNode)
   case subqueryCount(QueryExpressionNode)
   case mapSubscript(QueryExpressionNode, key: String)
+  /// Subscripts into a mixed value's nested collections.
+  case mixedSubscripts(QueryExpressionNode, [MixedSubscript])
 }
 
 /// Turns a query tree into a predicate and its arguments.
@@ -648,6 +674,21 @@ struct QueryPredicateBuilder {
       expression(keyPath)
       text += "[%@]"
       arguments.append(key)
+    case .mixedSubscripts(let keyPath, let steps):
+      expression(keyPath)
+      for step in steps {
+        switch step {
+        case .index(let index):
+          text += "[%@]"
+          arguments.append(index)
+        case .key(let key):
+          text += "[%@]"
+          arguments.append(key)
+        case .all:
+          text += "[%K]"
+          arguments.append("#any")
+        }
+      }
     }
   }
 
@@ -676,6 +717,8 @@ struct QueryPredicateBuilder {
       return node
     case .mapSubscript:
       fatalError("Subqueries do not support map subscripts.")
+    case .mixedSubscripts:
+      fatalError("Subqueries do not support AnyRealmValue subscripts.")
     }
   }
 }

@@ -212,8 +212,20 @@ struct QueryKeyPath: Hashable, Sendable, CustomStringConvertible {
     case values
     /// `['key']`: the value of a map for a key (null when absent).
     case `subscript`(String)
+    /// `[0]`: the element of a mixed value's nested list at a position.
+    case index(Int)
+    /// `[*]` (`[%K]` with `#any`): every element or value of a mixed value's nested collection.
+    case all
     /// `@type`: the type of an `AnyRealmValue`, compared with type names (`'int'`, `'numeric'`…).
     case type
+
+    /// Whether the element is written in brackets after what it follows.
+    var isSubscript: Bool {
+      switch self {
+      case .subscript, .index, .all: return true
+      default: return false
+      }
+    }
 
     var text: String {
       switch self {
@@ -227,6 +239,8 @@ struct QueryKeyPath: Hashable, Sendable, CustomStringConvertible {
       case .keys: return "@keys"
       case .values: return "@values"
       case .subscript(let key): return "[\(QueryDescribe.literal(.string(key)))]"
+      case .index(let index): return "[\(index)]"
+      case .all: return "[*]"
       case .type: return "@type"
       }
     }
@@ -248,7 +262,7 @@ struct QueryKeyPath: Hashable, Sendable, CustomStringConvertible {
   var description: String {
     var text = ""
     for element in elements {
-      if case .subscript = element {
+      if element.isSubscript {
         text += element.text
       } else {
         if !text.isEmpty { text += "." }

@@ -238,7 +238,7 @@ struct QueryEvaluator {
         }
       }
       return Self.aggregate(aggregate, items)
-    case .keys:
+    case .keys, .mixed:
       break
     }
     // Terminals that yield any number of values (not on a single-valued path).
@@ -260,8 +260,33 @@ struct QueryEvaluator {
       }
     case .keys:
       if case .map(let entries) = value { output.append(contentsOf: entries.map { .string($0.key) }) }
+    case .mixed(let mapKey, let steps):
+      var found: [RowValue] = [value]
+      if let mapKey {
+        guard case .map(let entries) = value, let entry = entries.first(where: { $0.key == mapKey }) else { return }
+        found = [entry.value]
+      }
+      for step in steps { found = found.flatMap { Self.mixedStep(step, into: $0) } }
+      output.append(contentsOf: found)
     case .count, .subscript, .aggregate:
       output.append(try applySingle(terminal, to: value, collection: collection))
+    }
+  }
+
+  /// What one subscript finds in a mixed value: nothing where it is not a collection, or has
+  /// no such position or key.
+  private static func mixedStep(_ step: MixedStep, into value: RowValue) -> [RowValue] {
+    switch (step, value) {
+    case (.index(let position), .list(let items)):
+      return items.indices.contains(position) ? [items[position]] : []
+    case (.key(let key), .map(let entries)):
+      return entries.first { $0.key == key }.map { [$0.value] } ?? []
+    case (.all, .list(let items)):
+      return items
+    case (.all, .map(let entries)):
+      return entries.map(\.value)
+    default:
+      return []
     }
   }
 

@@ -349,6 +349,22 @@ struct QueryParser {
         case .literal(let value):
           advance()
           key = value
+        case .number(let digits):
+          guard let position = Int64(digits) else {
+            throw error("expected a position or a string key in '[…]' but found \(currentText)")
+          }
+          advance()
+          key = .int(position)
+        case .formatArgument("K"):
+          // `[%K]` with `#any`: every element (RealmSwift's `.any` on a mixed value).
+          advance()
+          let argument = try takeSequentialArgument()
+          guard argument as? String == "#any" else {
+            throw error("'[%K]' takes \"#any\", not '\(argument ?? "nil")'")
+          }
+          try expectSymbol("]")
+          elements.append(.all)
+          continue
         case .formatArgument:
           advance()
           key = try argumentValue(try takeSequentialArgument())
@@ -356,14 +372,24 @@ struct QueryParser {
           advance()
           key = try argumentValue(try positionalArgument(n))
         default:
+          if isSymbol("*") {
+            advance()
+            try expectSymbol("]")
+            elements.append(.all)
+            continue
+          }
           throw error("expected a string key in '[…]' but found \(currentText)")
         }
-        guard case .string(let string) = key else {
+        switch key {
+        case .string(let string):
+          elements.append(.subscript(string))
+        case .int(let index):
+          elements.append(.index(Int(index)))
+        default:
           throw QueryError.keyPath(
             QueryKeyPath(elements).description, "only string keys are allowed as subscripts in dictionary queries")
         }
         try expectSymbol("]")
-        elements.append(.subscript(string))
       } else {
         return QueryKeyPath(elements)
       }

@@ -28,6 +28,17 @@ enum BoundTerminal: Hashable, Sendable {
   case aggregate(BoundAggregate, element: BoundStep?)
   /// The values, compared by type (`@type`).
   case type
+  /// Values inside a mixed value's nested collections (after the map's value for `mapKey`,
+  /// for a map of mixed values): none where a step finds nothing.
+  case mixed(mapKey: String?, steps: [MixedStep])
+}
+
+/// One subscript into a mixed value's nested collection.
+enum MixedStep: Hashable, Sendable {
+  case index(Int)
+  case key(String)
+  /// Every element of a list, every value of a dictionary.
+  case all
 }
 
 /// A key path resolved against the schema.
@@ -298,11 +309,38 @@ struct QueryBinder {
         guard property.collection == .map else {
           throw QueryError.keyPath(text, "@values must follow a dictionary property.")
         }
-      case .subscript(let key):
-        guard property.collection == .map else {
+      case .subscript, .index, .all:
+        var rest = elements[index...]
+        var mapKey: String?
+        if property.collection == .map {
+          guard case .subscript(let key) = element else {
+            throw QueryError.keyPath(text, "only string keys are allowed as subscripts in dictionary queries")
+          }
+          rest = rest.dropFirst()
+          if rest.isEmpty {
+            terminal = .subscript(key)
+            break
+          }
+          guard property.kind == .any else {
+            throw QueryError.keyPath(text, "only dictionaries and realm `Any` support subscript predicates.")
+          }
+          mapKey = key
+        } else if property.kind != .any || property.collection != .none {
           throw QueryError.keyPath(text, "only dictionaries and realm `Any` support subscript predicates.")
         }
-        terminal = .subscript(key)
+        var steps: [MixedStep] = []
+        for step in rest {
+          switch step {
+          case .subscript(let key): steps.append(.key(key))
+          case .index(let position): steps.append(.index(position))
+          case .all: steps.append(.all)
+          default:
+            throw QueryError.keyPath(text, "a subscript of a mixed value can only be followed by more subscripts")
+          }
+        }
+        terminal = .mixed(mapKey: mapKey, steps: steps)
+        index = elements.count
+        continue
       case .type:
         guard property.kind == .any else {
           throw QueryError.keyPath(text, "@type can only be applied to a property of type 'mixed'.")
@@ -376,6 +414,10 @@ struct QueryBinder {
       targetClass = nil
     case .subscript:
       break
+    case .mixed:
+      kind = .any
+      targetClass = nil
+      isMulti = true
     case .aggregate(let aggregate, let element):
       targetClass = nil
       let valueKind = element?.property.kind ?? property.kind
@@ -394,7 +436,7 @@ struct QueryBinder {
     case .value: return "a property"
     case .count: return "@count"
     case .keys: return "@keys"
-    case .subscript: return "a subscript"
+    case .subscript, .mixed: return "a subscript"
     case .aggregate(let aggregate, _): return aggregate.rawValue
     case .type: return "@type"
     }
@@ -443,7 +485,7 @@ struct QueryBinder {
       info.aggregatedType = QueryDescribe.typeName(element?.property.kind ?? path.last?.property.kind ?? path.kind)
     case .keys:
       info.isKeys = true
-    case .value, .subscript, .type:
+    case .value, .subscript, .type, .mixed:
       break
     }
     return info

@@ -137,7 +137,7 @@ struct QueryTokenizer {
       position += 2
       return QueryToken(kind: .symbol(symbol), offset: start)
     }
-    if "=<>!(){}[],.-".unicodeScalars.contains(scalar) {
+    if "=<>!(){}[],.-*".unicodeScalars.contains(scalar) {
       position += 1
       return QueryToken(kind: .symbol(String(scalar)), offset: start)
     }
