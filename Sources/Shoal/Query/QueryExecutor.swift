@@ -1,0 +1,224 @@
+import Foundation
+import ShoalStorage
+
+// The query executor: evaluates a `ResultsState` (its source, filters, distinct and sorts) to
+// the stored elements, choosing between an index lookup, a scan that tests encoded rows in
+// place (in parallel for large classes), and a decoding scan; then applies distinct and sort.
+// `ResultsState.items()` caches what it returns until the Realm's view changes.
+
+extension ResultsState {
+  /// The elements of `source` that pass the filters, distinct and sorted, with their decoded
+  /// rows when the scan that found them kept them (sorts read keys from these).
+  func evaluate(core: RealmCore, source: ResultsSource) -> (items: [RowValue], rows: [[RowValue]]?) {
+    var items: [RowValue] = []
+    // The decoded rows of `items`, when a scan produced them: sorts read their keys from these.
+    var rows: [[RowValue]]?
+    let context = core.queryContext
+    func matches(_ key: ObjectKey) -> Bool {
+      do {
+        for filter in filters where try !filter.matches(key, context: context) { return false }
+        return true
+      } catch {
+        fatalError("\(error)")
+      }
+    }
+    switch source {
+    case .table(let table):
+      if let candidates = indexCandidates(core: core, table: table) {
+        // The index narrowed the class to a few objects; the filters still decide.
+        for key in candidates {
+          guard let row = core.row(table, key) else { continue }
+          context.setCurrent(table, key, row)
+          if matches(key) { items.append(.link(key)) }
+        }
+      } else if filters.isEmpty && sorts.isEmpty && distinct.isEmpty {
+        items = core.allKeys(table).map { .link($0) }
+      } else if !filters.isEmpty, case let rowFilters = filters.compactMap({ RowFilter($0, table: table) }),
+        rowFilters.count == filters.count
+      {
+        // Every filter tests columns of the row against constants: each encoded row is tested
+        // in place; rows kept are decoded and cached for the reads (and sort keys) that follow.
+        let test: @Sendable (UnsafeRawBufferPointer) throws -> Bool
+        if let tests = RowFilter.columnTests(rowFilters, table: table) {
+          test = { raw in try tests.quickMatches(raw) ?? tests.matches(raw) }
+        } else {
+          test = { raw in
+            for filter in rowFilters where try !filter.matches(raw) { return false }
+            return true
+          }
+        }
+        do {
+          let matches = try core.scanMatching(table, test)
+          items.reserveCapacity(matches.count)
+          for match in matches {
+            items.append(.link(match.key))
+            core.cacheRow(match.row, table: table, key: match.key)
+          }
+          rows = matches.map(\.row)
+        } catch {
+          fatalError("\(error)")
+        }
+      } else {
+        // One pass over the class's rows, each decoded once; rows kept are cached for the
+        // property reads (and sort keys) that follow.
+        do {
+          var scanned: [[RowValue]] = []
+          try core.scanRaw(table) { key, raw in
+            context.setCurrent(table, key, raw: raw)
+            if filters.isEmpty || matches(key) {
+              items.append(.link(key))
+              let row = try RowCodec.decode(buffer: raw)
+              core.cacheRow(row, table: table, key: key)
+              scanned.append(row)
+            }
+          }
+          context.clearCurrent()
+          rows = scanned
+        } catch {
+          fatalError("\(error)")
+        }
+      }
+    case .list(let owner, _, let index):
+      switch owner._storedValue(at: index) {
+      case .list(let values): items = values
+      case .map(let entries): items = entries.map(\.value)
+      default: items = []
+      }
+      if !filters.isEmpty {
+        if let element = primitiveElement {
+          // Values: each is tested as the `self` of a one-property object keyed by position.
+          let values = ValuesQueryContext(element: element, inner: context)
+          values.values = items
+          items = items.indices.compactMap { position in
+            do {
+              for filter in filters where try !filter.matches(ObjectKey(position), context: values) { return nil }
+              return items[position]
+            } catch {
+              fatalError("\(error)")
+            }
+          }
+        } else {
+          items = items.filter { item in CoreLinks.key(item).map(matches) ?? false }
+        }
+      }
+    }
+    if !distinct.isEmpty {
+      items = applyDistinct(items, core: core)
+      rows = nil
+    }
+    if !sorts.isEmpty {
+      let order = applySort(items, rows: rows, core: core)
+      items = order.map { items[$0] }
+      rows = rows.map { rows in order.map { rows[$0] } }
+    }
+    return (items, rows)
+  }
+
+  /// Candidate keys from an index when every filter can use one (the filters still run on them).
+  private func indexCandidates(core: RealmCore, table: TableInfo) -> [ObjectKey]? {
+    for filter in filters {
+      guard let hint = filter.indexHint, let index = table.propertyIndex[hint.property.name],
+        index == table.primaryKeyIndex || table.indexedProperties.contains(index)
+      else { continue }
+      var keys: [ObjectKey] = []
+      for value in hint.values { keys += core.keys(whereIndexed: index, equals: value, in: table) }
+      return Array(Set(keys)).sorted()
+    }
+    return nil
+  }
+
+  /// The value of a key path of an element (`self` for primitive elements).
+  func value(_ item: RowValue, path: [QueryProperty], core: RealmCore) -> RowValue {
+    guard let table = elementTable, let key = CoreLinks.key(item) else { return item }
+    do {
+      return try QueryKeyPaths.value(atPath: path, of: key, in: table.name, context: core.queryContext)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  func resolve(_ keyPath: String, core: RealmCore) -> [QueryProperty] {
+    guard let table = elementTable, keyPath != "self" else { return [] }
+    do {
+      return try QueryKeyPaths.resolve(keyPath, from: table.name, context: core.queryContext)
+    } catch {
+      fatalError("\(error)")
+    }
+  }
+
+  /// The positions of `items` in the order of the sort descriptors (ties in their order).
+  /// `rows`, when given, are the items' decoded rows: a key path that is one property of the
+  /// class is read from them, not looked up.
+  private func applySort(_ items: [RowValue], rows: [[RowValue]]?, core: RealmCore) -> [Int] {
+    let paths = sorts.map { resolve($0.keyPath, core: core) }
+    func keys(_ path: [QueryProperty]) -> [RowValue] {
+      if let rows, let table = elementTable, path.count == 1, path[0].collection == .none,
+        let column = table.column(of: path[0])
+      {
+        return rows.map { column < $0.count ? $0[column] : .null }
+      }
+      return items.map { value($0, path: path, core: core) }
+    }
+    if paths.count == 1, let order = Self.nativeOrder(keys(paths[0]), ascending: sorts[0].ascending) {
+      return order
+    }
+    let columns = paths.map(keys)
+    return items.indices.sorted { lhs, rhs in
+      for (i, descriptor) in sorts.enumerated() {
+        let a = columns[i][lhs]
+        let b = columns[i][rhs]
+        if QueryKeyPaths.sortsBefore(a, b) { return descriptor.ascending }
+        if QueryKeyPaths.sortsBefore(b, a) { return !descriptor.ascending }
+      }
+      return lhs < rhs
+    }
+  }
+
+  /// The positions of `keys` in sorted order (ties in their order), compared natively when
+  /// every key is a `Double` or every key an `Int`: the order `QueryKeyPaths.sortsBefore`
+  /// gives (NaN before every number), without comparing `RowValue`s. Nil for other keys.
+  static func nativeOrder(_ keys: [RowValue], ascending: Bool) -> [Int]? {
+    var order = Array(keys.indices)
+    if case .double? = keys.first {
+      var doubles: [Double] = []
+      doubles.reserveCapacity(keys.count)
+      for key in keys {
+        guard case .double(let d) = key else { return nil }
+        doubles.append(d)
+      }
+      order.sort { i, j in
+        let a = doubles[i]
+        let b = doubles[j]
+        if a.isNaN || b.isNaN { return a.isNaN != b.isNaN ? a.isNaN == ascending : i < j }
+        return a != b ? (a < b) == ascending : i < j
+      }
+      return order
+    }
+    if case .int? = keys.first {
+      var ints: [Int64] = []
+      ints.reserveCapacity(keys.count)
+      for key in keys {
+        guard case .int(let i) = key else { return nil }
+        ints.append(i)
+      }
+      order.sort { i, j in ints[i] != ints[j] ? (ints[i] < ints[j]) == ascending : i < j }
+      return order
+    }
+    return nil
+  }
+
+  /// The first element of each distinct combination of the key paths' values. As in Realm
+  /// Core, an element whose path passes through a nil link has no value there and is left out.
+  private func applyDistinct(_ items: [RowValue], core: RealmCore) -> [RowValue] {
+    let paths = distinct.map { resolve($0, core: core) }
+    var seen = Set<[RowValue]>()
+    return items.filter { item in
+      for path in paths where path.count > 1 {
+        for length in 1..<path.count where value(item, path: Array(path[..<length]), core: core).isNull {
+          return false
+        }
+      }
+      return seen.insert(paths.map { value(item, path: $0, core: core) }).inserted
+    }
+  }
+}
