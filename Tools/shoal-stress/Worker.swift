@@ -65,7 +65,7 @@ struct Worker: ParsableCommand {
       say("value \(store.latestVersion) \(value.map { String(decoding: $0, as: UTF8.self) } ?? "<none>")")
     case .wait:
       say("waiting \(store.latestVersion)")
-      guard let now = store.waitForChange(after: after, timeout: 60) else { throw ExitCode(3) }
+      guard let now = store.waitForChange(after: after, timeout: .seconds(60)) else { throw ExitCode(3) }
       let changes = try store.changes(from: after, to: now)
       let keys = changes.flatMap {
         $0.keyspaces.flatMap { $0.changes.map { "\($0.kind):\(String(decoding: $0.key, as: UTF8.self))" } }
@@ -225,7 +225,7 @@ struct Bank {
       var last = pin.version
       say("observing \(last)")
       while alive() {
-        guard let now = store.waitForChange(after: last, timeout: 5) else { continue }
+        guard let now = store.waitForChange(after: last, timeout: .seconds(5)) else { continue }
         guard now > last else {
           say("violation observer saw the version go back from \(last) to \(now)")
           continue

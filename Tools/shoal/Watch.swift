@@ -40,7 +40,9 @@ struct Watch: ParsableCommand {
     func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
     if !output.json { say("watching \(file) from version \(seen)") }
     while count.map({ printed < $0 }) ?? true {
-      guard store.waitForChange(after: seen, timeout: timeout) != nil else { return }
+      guard store.waitForChange(after: seen, timeout: timeout.map { .milliseconds(Int64($0 * 1000)) }) != nil else {
+        return
+      }
       // Pin the newest version before reading the changes up to it: until then the old pin
       // keeps every record after `seen` (commits may have landed since the wake).
       let next: ReadTransaction

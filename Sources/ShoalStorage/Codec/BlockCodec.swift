@@ -1,7 +1,7 @@
 import CLZ4
 
 /// How a block's bytes are stored on disk.
-public enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
+package enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
   /// Stored as is: LZ4 would have saved less than an eighth.
   case raw = 0
   /// LZ4 block format.
@@ -14,7 +14,7 @@ public enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
   /// fraction of the time.
   case branch = 3
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .raw: return "raw"
     case .lz4: return "lz4"

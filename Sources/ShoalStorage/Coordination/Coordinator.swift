@@ -74,7 +74,7 @@ final class LocalCoordinator: Coordinator {
   init(meta: Meta, follow: (@Sendable (Meta) -> Meta)? = nil) {
     self.follow = follow
     state = Mutex(State(meta: meta))
-    sequence = FutexWord(private: true)
+    sequence = FutexWord.processPrivate()
     sequence.store(UInt32(truncatingIfNeeded: meta.version))
   }
 

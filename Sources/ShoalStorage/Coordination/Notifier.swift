@@ -25,11 +25,11 @@ struct FutexWord: @unchecked Sendable {  // Shared memory by design: every acces
     address = UnsafeMutableRawPointer(word).assumingMemoryBound(to: UInt32.self)
   }
 
-  /// Words of this process only (they live as long as the process).
-  init(private: Bool) {
+  /// Words of this process only, allocated here (`deallocatePrivate()` frees them).
+  static func processPrivate() -> FutexWord {
     let storage = UnsafeMutablePointer<UnsafeAtomic<UInt32>.Storage>.allocate(capacity: 2)
     storage.initialize(repeating: UnsafeAtomic<UInt32>.Storage(0), count: 2)
-    self.init(word: storage, waiters: storage + 1)
+    return FutexWord(word: storage, waiters: storage + 1)
   }
 
   /// Frees the words of a private instance.

@@ -9,8 +9,8 @@ import Synchronization
 /// 512-byte sector, dropped, applied, or replaced with garbage. Bytes outside unsynced writes
 /// are never damaged (the "powersafe overwrite" property of modern disks that SQLite also
 /// assumes).
-public final class FaultInjectingFile: StorageFile {
-  public let path: String
+package final class FaultInjectingFile: StorageFile {
+  package let path: String
 
   private struct State {
     var durable: [UInt8]
@@ -24,7 +24,7 @@ public final class FaultInjectingFile: StorageFile {
   private let state: Mutex<State>
 
   /// Starts from `contents`, which are durable. `crashAfterOperations: nil` never crashes.
-  public init(path: String = "<fault-injecting>", contents: [UInt8] = [], crashAfterOperations: Int?) {
+  package init(path: String = "<fault-injecting>", contents: [UInt8] = [], crashAfterOperations: Int?) {
     self.path = path
     state = Mutex(State(durable: contents, current: contents, crashAfter: crashAfterOperations))
   }
@@ -40,7 +40,7 @@ public final class FaultInjectingFile: StorageFile {
     return false
   }
 
-  public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+  package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
     try state.withLock { s in
       if s.crashed { throw StorageError.powerLoss }
       guard offset < UInt64(s.current.count) else { return 0 }
@@ -51,7 +51,7 @@ public final class FaultInjectingFile: StorageFile {
     }
   }
 
-  public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+  package func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
     try state.withLock { s in
       let cut = try FaultInjectingFile.tick(&s)
       // The write that the power cut interrupts may still partly reach the disk.
@@ -61,7 +61,7 @@ public final class FaultInjectingFile: StorageFile {
     }
   }
 
-  public func sync() throws {
+  package func sync() throws {
     try state.withLock { s in
       if try FaultInjectingFile.tick(&s) { throw StorageError.powerLoss }
       s.durable = s.current
@@ -69,14 +69,14 @@ public final class FaultInjectingFile: StorageFile {
     }
   }
 
-  public func size() throws -> UInt64 {
+  package func size() throws -> UInt64 {
     try state.withLock { s in
       if s.crashed { throw StorageError.powerLoss }
       return UInt64(s.current.count)
     }
   }
 
-  public func truncate(to size: UInt64) throws {
+  package func truncate(to size: UInt64) throws {
     try state.withLock { s in
       if try FaultInjectingFile.tick(&s) { throw StorageError.powerLoss }
       let n = Int(size)
@@ -94,7 +94,7 @@ public final class FaultInjectingFile: StorageFile {
   /// What the disk may hold after the power loss, decided by `seed`. The seed also picks how
   /// hard the loss hits: every unsynced write lost, every one landed, or sectors torn
   /// lightly (5% lost, 1% garbage) or heavily (40% lost, 10% garbage).
-  public func crashImage(seed: UInt64) -> [UInt8] {
+  package func crashImage(seed: UInt64) -> [UInt8] {
     state.withLock { s in
       var rng = SplitMix64(seed: seed)
       let (lost, garbage): (UInt64, UInt64) = [(100, 0), (0, 0), (5, 1), (40, 10)][Int(rng.next() % 4)]
@@ -122,10 +122,10 @@ public final class FaultInjectingFile: StorageFile {
 }
 
 /// A small, fast, seedable generator for trials (SplitMix64).
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
   private var state: UInt64
-  public init(seed: UInt64) { state = seed }
-  public mutating func next() -> UInt64 {
+  package init(seed: UInt64) { state = seed }
+  package mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -2,31 +2,31 @@
 ///
 /// `birth` is the version of the commit that wrote the block. Recovery walks exactly the
 /// blocks born in the newest commit's version to prove that commit reached the disk whole.
-public struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
+package struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
   /// Byte offset in the file (0 means "no block").
-  public var offset: UInt64
+  package var offset: UInt64
   /// Bytes stored on disk (after compression).
-  public var storedLength: UInt32
+  package var storedLength: UInt32
   /// Bytes after decompression.
-  public var rawLength: UInt32
+  package var rawLength: UInt32
   /// How the stored bytes are encoded.
-  public var codec: BlockCodecKind
+  package var codec: BlockCodecKind
   /// XXH64 of the stored bytes, seeded with the offset and birth version.
-  public var checksum: UInt64
+  package var checksum: UInt64
   /// Version of the commit that wrote this block.
-  public var birth: UInt64
+  package var birth: UInt64
 
   static let encodedSize = 33
   static let null = BlockPointer(offset: 0, storedLength: 0, rawLength: 0, codec: .raw, checksum: 0, birth: 0)
 
-  public var isNull: Bool { offset == 0 }
+  package var isNull: Bool { offset == 0 }
 
   /// Bytes the block occupies in the file (rounded to the allocation granule).
   var extentLength: UInt64 { FileLayout.roundUp(UInt64(storedLength)) }
 
   static func seed(offset: UInt64, birth: UInt64) -> UInt64 { offset &* 0x9E37_79B9_7F4A_7C15 ^ birth }
 
-  public var description: String {
+  package var description: String {
     "block@\(offset)[\(storedLength)/\(rawLength) \(codec) born \(birth)]"
   }
 
@@ -124,13 +124,13 @@ enum FileLayout {
 /// Every `FileLayout.anchorInterval`-th commit, and every commit whose predecessor reserved
 /// nothing, also writes its record into one of the two fixed meta slots (alternately), the
 /// anchors recovery starts from.
-public struct Meta: Sendable, Equatable {
+package struct Meta: Sendable, Equatable {
   /// The commit version (0 for a new, empty file).
-  public var version: UInt64
+  package var version: UInt64
   /// When the commit was made, nanoseconds since 1970.
-  public var timestamp: UInt64
+  package var timestamp: UInt64
   /// End of the allocated region: every block lies below it.
-  public var fileEnd: UInt64
+  package var fileEnd: UInt64
   var catalog: BlockPointer
   var freeList: BlockPointer
   var history: BlockPointer

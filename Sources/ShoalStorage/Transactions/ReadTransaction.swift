@@ -5,7 +5,7 @@ import Synchronization
 public final class ReadTransaction: Sendable {
   public let store: Store
   /// The meta record of the pinned version.
-  public let meta: Meta
+  package let meta: Meta
   private let released = Atomic<Bool>(false)
   let reader: SnapshotReader
 

@@ -428,7 +428,7 @@ public final class Store: Sendable {
   public var latestVersion: UInt64 { coordinator.latest().version }
 
   /// The newest committed meta record.
-  public var latestMeta: Meta { coordinator.latest() }
+  package var latestMeta: Meta { coordinator.latest() }
 
   /// Closes the store: later transactions fail with `StorageError.closed`. Transactions
   /// already open keep working until they end; the file is closed when the last one ends.
@@ -678,9 +678,18 @@ public final class Store: Sendable {
   // MARK: Notification
 
   /// Waits until a commit (from any process) moves the newest version past `version`;
-  /// returns the new newest version, or nil when `timeout` seconds pass first.
-  public func waitForChange(after version: UInt64, timeout: Double? = nil) -> UInt64? {
-    coordinator.waitForChange(after: version, timeout: timeout)
+  /// returns the new newest version, or nil when `timeout` passes first (nil: no limit).
+  /// Blocks in the kernel (a futex) meanwhile.
+  ///
+  /// ```swift
+  /// var seen = store.latestVersion
+  /// while let newest = store.waitForChange(after: seen, timeout: .seconds(30)) {
+  ///   print(try store.changes(from: seen, to: newest))
+  ///   seen = newest
+  /// }
+  /// ```
+  public func waitForChange(after version: UInt64, timeout: Duration? = nil) -> UInt64? {
+    coordinator.waitForChange(after: version, timeout: timeout.map(Store.seconds))
   }
 
   /// Calls `callback(from, to)` on this store's listener thread after each commit by any
@@ -701,8 +710,22 @@ public final class Store: Sendable {
     try read { txn in try txn.changes(from: from, to: to ?? txn.version) }
   }
 
-  /// Cache statistics: bytes and entries held, hits and misses.
-  public var cacheStatistics: (bytes: Int, entries: Int, hits: UInt64, misses: UInt64) {
-    blocks.cache.statistics
+  /// What the node cache holds and how well it serves reads.
+  public var cacheStatistics: CacheStatistics {
+    let (bytes, entries, hits, misses) = blocks.cache.statistics
+    return CacheStatistics(bytes: bytes, entries: entries, hits: hits, misses: misses)
   }
+}
+
+/// The node cache's state (`Store.cacheStatistics`): decompressed nodes kept in memory, within
+/// `StoreOptions.cacheSize`.
+public struct CacheStatistics: Sendable, Equatable {
+  /// Bytes of decompressed nodes held.
+  public var bytes: Int
+  /// Nodes held.
+  public var entries: Int
+  /// Reads served from the cache since the store opened.
+  public var hits: UInt64
+  /// Reads that had to read and decompress a block.
+  public var misses: UInt64
 }
