@@ -101,7 +101,7 @@ final class LocalCoordinator: Coordinator {
   func publish(_ meta: Meta) {
     state.withLock {
       $0.meta = meta
-      $0.publishedAt = Store.now()
+      $0.publishedAt = EngineClock.now()
     }
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
   }
@@ -122,7 +122,7 @@ final class LocalCoordinator: Coordinator {
     if let pin = s.pins[version] {
       s.pins[version] = (pin.count + 1, pin.since)
     } else {
-      s.pins[version] = (1, Store.now())
+      s.pins[version] = (1, EngineClock.now())
     }
   }
 
@@ -144,7 +144,7 @@ final class LocalCoordinator: Coordinator {
   func withExclusiveSession(_ body: () throws -> Bool) throws -> Bool? { try body() }
 
   func pins() -> [PinInfo] {
-    let now = Store.now()
+    let now = EngineClock.now()
     let pid = getpid()
     return state.withLock { s in
       s.pins.map { PinInfo(pid: pid, version: $0.key, ageSeconds: Double(now &- $0.value.since) / 1e9) }

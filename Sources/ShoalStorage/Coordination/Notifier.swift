@@ -54,14 +54,14 @@ struct FutexWord: @unchecked Sendable {  // Shared memory by design: every acces
   /// published, so it may lag: the wait is on whatever value the word holds, and every
   /// store to it wakes the waiters.
   func wait(after version: UInt64, timeout: Double?, current: () -> UInt64) -> UInt64? {
-    let deadline = timeout.map { Store.now() + UInt64(max(0, $0) * 1e9) }
+    let deadline = timeout.map { EngineClock.now() + UInt64(max(0, $0) * 1e9) }
     while true {
       let observed = word.load(ordering: .sequentiallyConsistent)
       let now = current()
       if now != version { return now }
       var remaining: timespec?
       if let deadline {
-        let clock = Store.now()
+        let clock = EngineClock.now()
         if clock >= deadline { return nil }
         let left = deadline - clock
         remaining = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))

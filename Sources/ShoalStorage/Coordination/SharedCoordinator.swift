@@ -250,7 +250,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       UInt64(getpid()), ordering: .sequentiallyConsistent)
     clearReaderSlots(owner: index)
     if previous != 0 { local.withLock { $0.reclaimed += 1 } }
-    word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(Store.now(), ordering: .relaxed)
+    word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(EngineClock.now(), ordering: .relaxed)
     if !first { _ = reclaimDeadProcesses() }
   }
 
@@ -427,7 +427,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
     seq.store(odd &+ 1, ordering: .releasing)
     word(SharedCoordinator.offsetCurrentSlot).store(1 - current, ordering: .releasing)
-    word(SharedCoordinator.offsetPublishedAt).store(Store.now(), ordering: .relaxed)
+    word(SharedCoordinator.offsetPublishedAt).store(EngineClock.now(), ordering: .relaxed)
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
   }
 
@@ -519,7 +519,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// the death, its `beginWrite` repairs.
   private func recoverFromUnfinishedPublish() -> Meta? {
     // A data file replaced by a compaction (this store is closed): its last version stands.
-    guard dataFile.isStillAtPath else { return decoded.withLock { $0?.meta } ?? Store.newestCommit(in: dataFile) }
+    guard dataFile.isStillAtPath else { return decoded.withLock { $0?.meta } ?? CommitChain.newestCommit(in: dataFile) }
     // This process holds the lock (on another thread: `writer` keeps it from being released
     // or used to publish meanwhile).
     let here = writer.withLock { held -> (held: Bool, meta: Meta?) in
@@ -549,7 +549,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// The newest commit record of the file, unverified and unpublished, or else the last
   /// version this process saw: a reader never waits for ever.
   private func lastResort() -> Meta? {
-    Store.newestCommit(in: dataFile) ?? decoded.withLock { $0?.meta }
+    CommitChain.newestCommit(in: dataFile) ?? decoded.withLock { $0?.meta }
   }
 
   /// The published meta when it reads whole, else publishes the newest whole commit of the
@@ -559,7 +559,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if let meta = readPublished() { return meta }
     let newest: Meta?
     do {
-      newest = try Store.adoptNewestCommit(in: dataFile)
+      newest = try CommitChain.adoptNewestCommit(in: dataFile)
     } catch let error as StorageError {
       throw error
     } catch {
@@ -596,7 +596,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         // newest (a writer that began before the slot was visible may free older versions).
         guard let index = claimReaderSlot(version: v) else { throw readerSlotsExhausted() }
         if latest().version == v {
-          l.pins[v] = (index, 1, Store.now())
+          l.pins[v] = (index, 1, EngineClock.now())
           return meta
         }
         releaseReaderSlot(index)
@@ -613,7 +613,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       }
       // Newer than anything published, and the writer lock is held: nothing can free it.
       guard let index = claimReaderSlot(version: v) else { throw readerSlotsExhausted() }
-      l.pins[v] = (index, 1, Store.now())
+      l.pins[v] = (index, 1, EngineClock.now())
     }
   }
 
@@ -629,7 +629,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)
       if word(o).compareExchange(expected: 0, desired: owner, ordering: .sequentiallyConsistent).exchanged {
-        word(o + 16).store(Store.now(), ordering: .relaxed)
+        word(o + 16).store(EngineClock.now(), ordering: .relaxed)
         word(o + 24).store(UInt64(getpid()), ordering: .relaxed)
         word(o + 8).store(version, ordering: .sequentiallyConsistent)
         return i
@@ -706,7 +706,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   }
 
   func pins() -> [PinInfo] {
-    let now = Store.now()
+    let now = EngineClock.now()
     var result: [PinInfo] = []
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)
@@ -748,7 +748,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// woken by the release, and at least every 50 ms to notice a holder that died (the kernel
   /// frees its lock, but nobody bumps the word).
   private func waitForWriterByte(timeout: Duration) throws {
-    let start = Store.now()
+    let start = EngineClock.now()
     let limit =
       UInt64(max(0, timeout.components.seconds)) * 1_000_000_000
       + UInt64(max(0, timeout.components.attoseconds) / 1_000_000_000)
@@ -756,7 +756,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     while true {
       let observed = writerWake.word.load(ordering: .sequentiallyConsistent)
       if SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: false) { return }
-      let waited = Store.now() &- start
+      let waited = EngineClock.now() &- start
       if waited >= limit {
         throw StorageError.writeLockTimeout(path: dataPath, waitedSeconds: Double(waited) / 1e9, holder: writerPid())
       }
@@ -814,7 +814,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       throw error
     }
     word(SharedCoordinator.offsetWriterPid).store(UInt64(getpid()), ordering: .releasing)
-    word(SharedCoordinator.offsetWriterSince).store(Store.now(), ordering: .relaxed)
+    word(SharedCoordinator.offsetWriterSince).store(EngineClock.now(), ordering: .relaxed)
   }
 
   /// Whether the lock file at `lockPath` is the one this process mapped.

@@ -20,7 +20,7 @@ struct BlockReader: Sendable {
   /// `snapshotUnavailable`, not as corruption.
   func following(snapshot meta: Meta, in file: StorageFile) -> BlockReader {
     var reader = self
-    reader.detachedSnapshot = (meta.version, { Store.newestCommit(after: meta, in: file).version })
+    reader.detachedSnapshot = (meta.version, { CommitChain.newestCommit(after: meta, in: file).version })
     return reader
   }
 

@@ -149,14 +149,15 @@ public final class Store: Sendable {
       // overwritten by this older version. When a writer holds it, that writer publishes.
       if shared.tryLockWriter() {
         defer { shared.unlockWriter() }
-        if let newest = try Store.adoptCommits(after: shared.latestHoldingWriterLock(), in: file, blocks: blocks) {
+        if let newest = try CommitChain.adoptCommits(after: shared.latestHoldingWriterLock(), in: file, blocks: blocks)
+        {
           shared.publish(newest)
         }
       }
       recoveredFromVersion = nil
       coordinator = shared
     } else {
-      let (meta, recovered) = try Store.recover(file, blocks: blocks, options: options)
+      let (meta, recovered) = try CommitChain.recover(file, blocks: blocks, options: options)
       recoveredFromVersion = recovered
       if let shared {
         shared.finishInitialisation(meta)
@@ -165,7 +166,7 @@ public final class Store: Sendable {
         var follow: (@Sendable (Meta) -> Meta)?
         if detached {
           let followed = file
-          follow = { known in Store.newestCommit(after: known, in: followed) }
+          follow = { known in CommitChain.newestCommit(after: known, in: followed) }
         }
         coordinator = LocalCoordinator(meta: meta, follow: follow)
       }
@@ -175,254 +176,11 @@ public final class Store: Sendable {
 
   deinit { listeners.stop() }
 
-  /// Finds the newest commit that is whole (see `Recovery`), initialising an empty file.
-  ///
-  /// From each anchor it follows the chain of commit records to its end; the newest record
-  /// found on any chain is the last commit that may have been in flight. A sync makes a
-  /// commit durable only as a whole, so that record may name blocks that never reached the
-  /// disk: if they fail verification, its predecessor is the newest whole commit (it was
-  /// synced before the last one began). Nothing older is considered: if both fail, the file
-  /// is damaged, not torn. Unless the open is read-only, the commit found is synced and the
-  /// anchors it needs are written (see `secure`) before anything is built on it.
-  private static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
-    Meta, UInt64?
-  ) {
-    var size = try file.size()
-    // A new file, or one whose creation was interrupted before its header (written last, see
-    // `initialize`) landed: it holds nothing yet. Any other file is never made empty again: a
-    // file cut short is an error, not a new database.
-    if try size == 0 || (size <= FileLayout.dataStart && Store.headerNeverWritten(file, size: size)) {
-      guard !options.readOnly else { throw StorageError.notAShoalFile(path: file.path) }
-      try Store.initialize(file)
-      size = try file.size()
-    }
-    let header = try file.read(count: Int(min(size, FileLayout.headerSize)), at: 0)
-    try FileLayout.checkHeader(header, path: file.path, fileSize: size)
-    guard size >= FileLayout.dataStart else {
-      throw StorageError.truncated(path: file.path, size: size, expected: FileLayout.dataStart)
-    }
-    let anchors = try Store.anchors(in: file)
-    var found: [Meta] = []
-    var damage: [(tail: UInt64, error: StorageError)] = []
-    for anchor in anchors {
-      var current = anchor
-      found.append(current)
-      while let successor = Store.successor(of: current, in: file) {
-        found.append(successor)
-        current = successor
-      }
-      if let error = Store.damagedSuccessor(of: current, in: file) { damage.append((current.version, error)) }
-    }
-    var failure: Error = StorageError.corrupt(
-      path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
-    guard let newestVersion = found.map(\.version).max() else { throw failure }
-    // A damaged record hides the commits after it, unless another chain reaches past it (the
-    // older anchor's chain may legitimately run into reused places).
-    if let (_, error) = damage.first(where: { $0.tail >= newestVersion }) { throw error }
-    // The newest version's records (a stale anchor slot and a record may both claim it), then
-    // their predecessors.
-    var newest: [Meta] = []
-    for record in found where record.version == newestVersion && !newest.contains(record) { newest.append(record) }
-    var candidates = newest
-    for top in newest {
-      if let before = found.first(where: { $0.isFollowed(by: top) }), !candidates.contains(before) {
-        candidates.append(before)
-      }
-    }
-    for meta in candidates {
-      if meta.fileEnd > size {
-        failure = StorageError.truncated(path: file.path, size: size, expected: meta.fileEnd)
-        continue
-      }
-      do {
-        try Recovery.verifyNewestCommit(meta, blocks: blocks)
-        if !options.readOnly { try secure(meta, chain: found, in: file) }
-        return (meta, meta.version != newestVersion ? newestVersion : nil)
-      } catch {
-        failure = error
-      }
-    }
-    throw failure
-  }
-
-  /// Makes a commit this process is about to build on as safe as one it made itself: writes
-  /// into its meta slot every anchor among `chain` (records leading to `meta`) that the slot
-  /// does not hold yet (a writer killed between its record and its slot, or a damaged slot),
-  /// then syncs (a writer killed before its sync left its commit in the page cache only).
-  static func secure(_ meta: Meta, chain: [Meta], in file: StorageFile) throws {
-    var byVersion: [UInt64: Meta] = [:]
-    for record in chain { byVersion[record.version] = record }
-    byVersion[meta.version] = meta
-    // The newest anchor of each slot at or before `meta`: where the chain switched to it.
-    var current = meta
-    for _ in 0..<2 {
-      var anchor = current
-      while anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor),
-        before.anchorSlot == anchor.anchorSlot
-      {
-        anchor = before
-      }
-      // Only an anchor whose predecessor is known is certainly one (the chain switched there).
-      guard anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor) else { break }
-      let slot = FileLayout.metaOffset(slot: Int(anchor.anchorSlot))
-      let there = Meta.decode(try file.read(count: Meta.encodedSize, at: slot))
-      if there.map({ $0.version < anchor.version }) ?? true {
-        Log.write(
-          .warn, .storage,
-          "\(file.path): meta slot \(anchor.anchorSlot) lacked anchor \(anchor.version); wrote it")
-        try file.write(anchor.encode(), at: slot)
-      }
-      current = before
-    }
-    try file.sync()
-  }
-
-  /// The decodable meta slots (anchors) of `file`, newest first.
-  static func anchors(in file: StorageFile) throws -> [Meta] {
-    var found: [Meta] = []
-    for slot in 0..<2 {
-      let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
-      if let meta = Meta.decode(bytes) { found.append(meta) }
-    }
-    return found.sorted { $0.version > $1.version }
-  }
-
-  /// The record of the commit made on top of `meta`, if one was written: at the place `meta`
-  /// reserved for it, or in a meta slot when it reserved none.
-  static func successor(of meta: Meta, in file: StorageFile) -> Meta? {
-    if meta.next == 0 { return (try? anchors(in: file))?.first { meta.isFollowed(by: $0) } }
-    guard let bytes = try? file.read(count: Meta.encodedSize, at: meta.next), let record = Meta.decode(bytes),
-      meta.isFollowed(by: record)
-    else { return nil }
-    return record
-  }
-
-  /// The error to report when the place `meta` reserved holds its successor's record
-  /// damaged: its magic and version, or its link to `meta`, are there, but its checksum fails.
-  /// A power loss cannot do that (a record never straddles a sector, and sectors are written
-  /// whole), so bytes changed after the record was written, and the commits after it would be
-  /// lost silently. Nil otherwise.
-  static func damagedSuccessor(of meta: Meta, in file: StorageFile) -> StorageError? {
-    // A whole record there that does not follow `meta` belongs to another history (one a
-    // recovery rolled back): not damage.
-    guard meta.next != 0, let bytes = try? file.read(count: Meta.encodedSize, at: meta.next),
-      bytes.count == Meta.encodedSize, Meta.decode(bytes) == nil
-    else { return nil }
-    let expected = meta.version + 1
-    func word(at offset: Int) -> UInt64 {
-      bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
-    }
-    let headed = Array(bytes[0..<8]) == FileLayout.metaMagic && word(at: 8) == expected
-    let linked = word(at: Meta.previousOffset) == meta.checksum
-    guard headed || linked else { return nil }
-    return StorageError.corrupt(
-      path: file.path, offset: meta.next, reason: "the commit record of version \(expected) is damaged")
-  }
-
-  /// The commits newer than `meta` that the chain leads to, oldest first, ending at the newest
-  /// whole one. A newer anchor than `meta` starts the walk when there is one (a chain far
-  /// behind the newest commit may have had its records reused). Only the last record can
-  /// belong to a torn commit: within a session a record is written after its blocks, but a
-  /// commit torn by a power loss before the session began keeps its record until the next
-  /// commit overwrites it. So the last is verified and, if it fails, dropped for its
-  /// predecessor, which was whole when the last began (the blocks of older commits may have
-  /// been reused since, so they are not checked). Throws when both fail: the file is damaged.
-  static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader) throws -> [Meta] {
-    var chain = chain(after: meta, in: file)
-    guard let newest = chain.last else { return [] }
-    if (try? Recovery.verifyNewestCommit(newest, blocks: blocks)) != nil { return chain }
-    chain.removeLast()
-    guard let before = chain.last else { return [] }
-    try Recovery.verifyNewestCommit(before, blocks: blocks)
-    return chain
-  }
-
-  /// The records after `meta` (from a newer anchor when there is one), unverified; at most
-  /// `limit` of them.
-  private static func chain(after meta: Meta, in file: StorageFile, limit: Int = .max) -> [Meta] {
-    var chain: [Meta] = []
-    var current = meta
-    if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version {
-      current = anchor
-      chain.append(anchor)
-    }
-    while chain.count < limit, let successor = successor(of: current, in: file) {
-      chain.append(successor)
-      current = successor
-    }
-    return chain
-  }
-
-  /// Takes over the commits newer than `published` found on disk (see `commits(after:)`):
-  /// secures the newest (its anchors written, synced) and returns it; nil when there are none.
-  /// Call while holding the writer lock.
-  static func adoptCommits(after published: Meta, in file: StorageFile, blocks: BlockReader) throws -> Meta? {
-    let taken = try commits(after: published, in: file, blocks: blocks)
-    guard let newest = taken.last else { return nil }
-    try secure(newest, chain: [published] + taken, in: file)
-    return newest
-  }
-
-  /// Takes over the newest whole commit of a file in use, found from its newest anchor (see
-  /// `adoptCommits`). Call while holding the writer lock; nil when neither slot is valid.
-  static func adoptNewestCommit(in file: StorageFile) throws -> Meta? {
-    guard let anchor = try anchors(in: file).first else { return nil }
-    let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
-    return try adoptCommits(after: anchor, in: file, blocks: blocks) ?? anchor
-  }
-
-  /// The newest commit record of a file in use, found from its newest anchor without the
-  /// writer lock (so unverified, and the walk stops after `limit` records: commits may land
-  /// meanwhile); nil when neither meta slot is valid.
-  static func newestCommit(in file: StorageFile, limit: Int = 64) -> Meta? {
-    guard let anchor = (try? anchors(in: file))?.first else { return nil }
-    return chain(after: anchor, in: file, limit: limit).last ?? anchor
-  }
-
-  /// The newest commit record of a file in use after `known` (a commit of it), unverified;
-  /// `known` when there is none. For a reader outside the file's session.
-  static func newestCommit(after known: Meta, in file: StorageFile) -> Meta {
-    chain(after: known, in: file, limit: 1 << 16).last ?? known
-  }
-
-  static let emptyMeta = Meta(
-    version: 0, timestamp: 0, fileEnd: FileLayout.dataStart, catalog: .null, freeList: .null, history: .null)
-
-  /// Writes an empty store: the meta slots first, then (once they are durable) the header.
-  /// A file whose header is all zeros is thus one whose creation never finished, and one with
-  /// a header but no meta record was cut short (an error, never re-created).
-  private static func initialize(_ file: StorageFile) throws {
-    var meta = emptyMeta
-    meta.timestamp = Store.now()
-    let encoded = meta.encode()
-    var slots = encoded + [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize) - encoded.count)
-    slots += [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize))
-    try file.write(slots, at: FileLayout.headerSize)
-    try file.sync()
-    var header = FileLayout.encodeHeader()
-    header += [UInt8](repeating: 0, count: Int(FileLayout.headerSize) - header.count)
-    try file.write(header, at: 0)
-    try file.sync()
-  }
-
-  /// Whether the file's header region holds only zeros: its creation stopped before the header
-  /// was written.
-  private static func headerNeverWritten(_ file: StorageFile, size: UInt64) throws -> Bool {
-    let bytes = try file.read(count: Int(min(size, FileLayout.headerSize)), at: 0)
-    return bytes.allSatisfy { $0 == 0 }
-  }
-
   /// Nanoseconds since 1970 (CLOCK_REALTIME), the clock of commit and publish timestamps.
-  public static func wallClock() -> UInt64 { now() }
+  public static func wallClock() -> UInt64 { EngineClock.now() }
 
   /// When the newest version was published to readers, in `wallClock()` nanoseconds.
   public var lastPublishTimestamp: UInt64 { coordinator.lastPublishTimestamp }
-
-  static func now() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-  }
 
   /// The newest committed version (file-wide).
   public var latestVersion: UInt64 { coordinator.latest().version }
@@ -552,7 +310,7 @@ public final class Store: Sendable {
       if lockFilePath != nil {
         // A writer killed after writing its commit record but before publishing it (or one
         // of another session, on a deleted lock file): the file is the truth.
-        if let onDisk = try Store.adoptCommits(after: meta, in: file, blocks: blocks) {
+        if let onDisk = try CommitChain.adoptCommits(after: meta, in: file, blocks: blocks) {
           meta = onDisk
           coordinator.publish(meta)
         }

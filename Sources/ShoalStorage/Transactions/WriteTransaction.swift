@@ -323,7 +323,7 @@ public final class WriteTransaction {
     pin: ((Meta) throws -> ReadTransaction)? = nil, beforePublish: (ReadTransaction) -> Void = { _ in }
   ) throws -> UInt64 {
     guard states.contains(where: { $0.modified }) else { return baseVersion }
-    let started = Log.isEnabled(.debug, .transaction) ? Store.now() : 0
+    let started = Log.isEnabled(.debug, .transaction) ? EngineClock.now() : 0
     try store.checkVersionLimit(latest: baseVersion)
     var writer = bulkWriter ?? CommitWriter(store: store, base: base)
     // Keyspaces, then their catalog entries.
@@ -369,7 +369,7 @@ public final class WriteTransaction {
     let next = writer.reserveNext(&freeSpace, bulk: bulkWriter != nil)
     let freeList = try writer.writeFreeList(&freeSpace)
     let meta = Meta(
-      version: version, timestamp: Store.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
+      version: version, timestamp: EngineClock.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history, next: next.offset, nextLength: next.length, previous: base.checksum,
       anchorSlot: anchor ? 1 - base.anchorSlot : base.anchorSlot)
     let pinned = try pin?(meta)
@@ -388,7 +388,7 @@ public final class WriteTransaction {
         .debug, .transaction,
         "Committed version \(version) of \(store.path): \(changed.count) keyspaces, "
           + "\(changed.reduce(0) { $0 + $1.changes.count }) changed keys, file end \(meta.fileEnd) bytes, "
-          + "\((Store.now() - started) / 1000) µs (durability \(store.options.durability))")
+          + "\((EngineClock.now() - started) / 1000) µs (durability \(store.options.durability))")
     }
     return version
   }
