@@ -56,8 +56,29 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// writer with a timeout waits on.
   static let offsetWriterWake = 656
   static let offsetWriterWakeWaiters = 660
-  static let offsetProcesses = 1024  // processSlots x 16 bytes: pid, claimed-at
-  static let offsetReaders = 4096  // readerSlots x 32 bytes: owner, version, since, pid
+  static let offsetProcesses = 1024  // processSlots x ProcessSlot.size
+  static let offsetReaders = 4096  // readerSlots x ReaderSlot.size
+
+  /// One reader slot (LMDB's `MDB_rxbody`): a version pinned by one process. `owner` is the
+  /// process slot's index + 1 (0: free); `version` 0 while the slot is being claimed.
+  enum ReaderSlot {
+    static let owner = 0
+    static let version = 8
+    /// When the version was pinned (`EngineClock.now()`).
+    static let since = 16
+    static let pid = 24
+    static let size = 32
+  }
+
+  /// One process slot: the pid of the process holding its liveness byte, and since when.
+  enum ProcessSlot {
+    static let pid = 0
+    static let claimedAt = 8
+    static let size = 16
+  }
+
+  /// Where process slot `i` starts in the mapping.
+  static func processSlotOffset(_ i: Int) -> Int { offsetProcesses + i * ProcessSlot.size }
   static let mapSize = offsetReaders + readerSlots * 32
   static let sessionByte: Int64 = 1 << 20
   static let livenessBase: Int64 = (1 << 20) + 1
@@ -233,7 +254,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       var holders: [Int32: Int] = [:]
       for i in 0..<SharedCoordinator.processSlots {
         let pid = UnsafeAtomic<UInt64>(
-          at: (mapped + SharedCoordinator.offsetProcesses + i * 16).assumingMemoryBound(
+          at: (mapped + SharedCoordinator.processSlotOffset(i)).assumingMemoryBound(
             to: UnsafeAtomic<UInt64>.Storage.self)
         ).load(ordering: .relaxed)
         if pid != 0 { holders[Int32(truncatingIfNeeded: pid), default: 0] += 1 }
@@ -246,11 +267,12 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     processIndex = index
     ok = true
     // A previous holder of this slot died (its pid is still there): drop what it left.
-    let previous = word(SharedCoordinator.offsetProcesses + index * 16).exchange(
+    let previous = word(SharedCoordinator.processSlotOffset(index)).exchange(
       UInt64(getpid()), ordering: .sequentiallyConsistent)
     clearReaderSlots(owner: index)
     if previous != 0 { local.withLock { $0.reclaimed += 1 } }
-    word(SharedCoordinator.offsetProcesses + index * 16 + 8).store(EngineClock.now(), ordering: .relaxed)
+    word(SharedCoordinator.processSlotOffset(index) + ProcessSlot.claimedAt).store(
+      EngineClock.now(), ordering: .relaxed)
     if !first { _ = reclaimDeadProcesses() }
   }
 
@@ -356,7 +378,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   deinit {
     // Leave no pin behind; give up the process slot and the session.
     clearReaderSlots(owner: processIndex)
-    word(SharedCoordinator.offsetProcesses + processIndex * 16).store(0, ordering: .sequentiallyConsistent)
+    word(SharedCoordinator.processSlotOffset(processIndex)).store(0, ordering: .sequentiallyConsistent)
     shoal_unguard_mapping(guardSlot)
     munmap(base, SharedCoordinator.mapSize)
     close(lockFD)
@@ -581,7 +603,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   // MARK: Pins
 
-  private func readerOffset(_ i: Int) -> Int { SharedCoordinator.offsetReaders + i * 32 }
+  private func readerOffset(_ i: Int) -> Int { SharedCoordinator.offsetReaders + i * ReaderSlot.size }
 
   func pinLatest() throws -> Meta {
     try local.withLock { l in
@@ -629,9 +651,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)
       if word(o).compareExchange(expected: 0, desired: owner, ordering: .sequentiallyConsistent).exchanged {
-        word(o + 16).store(EngineClock.now(), ordering: .relaxed)
-        word(o + 24).store(UInt64(getpid()), ordering: .relaxed)
-        word(o + 8).store(version, ordering: .sequentiallyConsistent)
+        word(o + ReaderSlot.since).store(EngineClock.now(), ordering: .relaxed)
+        word(o + ReaderSlot.pid).store(UInt64(getpid()), ordering: .relaxed)
+        word(o + ReaderSlot.version).store(version, ordering: .sequentiallyConsistent)
         return i
       }
     }
@@ -640,7 +662,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   private func releaseReaderSlot(_ i: Int) {
     let o = readerOffset(i)
-    word(o + 8).store(0, ordering: .sequentiallyConsistent)
+    word(o + ReaderSlot.version).store(0, ordering: .sequentiallyConsistent)
     word(o).store(0, ordering: .sequentiallyConsistent)
   }
 
@@ -669,7 +691,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     for i in 0..<SharedCoordinator.processSlots where i != processIndex {
       // Readers of slot i exist only while its pid word is set: both the closing process
       // and a reclaimer clear the reader slots before the pid word.
-      let pidWord = word(SharedCoordinator.offsetProcesses + i * 16)
+      let pidWord = word(SharedCoordinator.processSlotOffset(i))
       guard pidWord.load(ordering: .relaxed) != 0 else { continue }
       let byte = SharedCoordinator.livenessBase + Int64(i)
       // Alive only while it holds a write lock on its byte: a read lock (which another
@@ -699,7 +721,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       let o = readerOffset(i)
       guard word(o).load(ordering: .sequentiallyConsistent) != 0 else { continue }
       // 0: a slot being claimed; its reader re-checks the newest version after publishing.
-      let v = word(o + 8).load(ordering: .sequentiallyConsistent)
+      let v = word(o + ReaderSlot.version).load(ordering: .sequentiallyConsistent)
       if v != 0 { oldest = min(oldest, v) }
     }
     return oldest
@@ -711,11 +733,11 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)
       guard word(o).load(ordering: .acquiring) != 0 else { continue }
-      let since = word(o + 16).load(ordering: .relaxed)
+      let since = word(o + ReaderSlot.since).load(ordering: .relaxed)
       result.append(
         PinInfo(
-          pid: Int32(truncatingIfNeeded: word(o + 24).load(ordering: .relaxed)),
-          version: word(o + 8).load(ordering: .relaxed),
+          pid: Int32(truncatingIfNeeded: word(o + ReaderSlot.pid).load(ordering: .relaxed)),
+          version: word(o + ReaderSlot.version).load(ordering: .relaxed),
           ageSeconds: since == 0 ? 0 : Double(now &- since) / 1e9))
     }
     return result.sorted { $0.version < $1.version }
