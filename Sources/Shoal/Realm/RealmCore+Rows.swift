@@ -19,7 +19,7 @@ extension RealmCore {
     }
     guard let bytes = get(TableInfo.keyBytes(key), in: table.keyspace) else { return nil }
     let row: [RowValue]
-    do { row = try RowCodec.decode(bytes) } catch { fatalError("\(error)") }
+    do { row = try RowCodec.decode(bytes) } catch { storageFailure(error, "decode an object of \(table.name)") }
     cacheRow(row, table: table, key: key)
     return row
   }

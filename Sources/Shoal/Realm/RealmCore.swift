@@ -165,7 +165,7 @@ final class RealmCore {
     } catch StorageError.keyspaceNotFound(_) {
       return nil
     } catch {
-      fatalError("Read failed: \(error)")
+      storageFailure(error, "read \(keyspace)")
     }
   }
 
@@ -186,7 +186,7 @@ final class RealmCore {
         if !body(key, value) { return }
       }
     } catch {
-      fatalError("Read failed: \(error)")
+      storageFailure(error, "read \(keyspace)")
     }
   }
 
@@ -197,8 +197,19 @@ final class RealmCore {
       let read = snapshot()
       return try read.hasKeyspace(keyspace) ? Int(try read.count(in: keyspace)) : 0
     } catch {
-      fatalError("Read failed: \(error)")
+      storageFailure(error, "count \(keyspace)")
     }
+  }
+
+  /// Stops on a failure of the storage engine where RealmSwift's API cannot throw (accessors,
+  /// collections, queries), naming the Realm's file and what was being done: the one way such
+  /// failures leave the object layer. A reader outside the file's session whose snapshot was
+  /// overwritten gets the engine's advice to refresh.
+  func storageFailure(_ error: any Error, _ action: String) -> Never {
+    let realm =
+      configuration.inMemoryIdentifier.map { "the in-memory Realm '\($0)'" }
+      ?? "the Realm at '\(configuration.fileURL?.path ?? "?")'"
+    fatalError("Could not \(action) in \(realm): \(error)")
   }
 
   func beginWrite() throws(Realm.Error) {
@@ -436,7 +447,7 @@ final class RealmCore {
   func perform(_ body: (WriteTransaction) throws -> Void) {
     requireWrite()
     guard let write else { return }
-    do { try body(write) } catch { fatalError("Write failed: \(error)") }
+    do { try body(write) } catch { storageFailure(error, "write") }
   }
 
 }
