@@ -1,4 +1,5 @@
 import Foundation
+import ShoalStorage
 import Testing
 
 @testable import Shoal
@@ -159,5 +160,49 @@ struct ReferencePinTests {
     #expect(count == 2)
     #expect(!realm.core.store.pins().contains { $0.version == made })
     withExtendedLifetime(reference) {}
+  }
+}
+
+/// When every reader slot of the file is taken, opening a Realm throws the engine's error
+/// (naming who holds the slots), and a Realm already open stays readable at its version.
+@Suite("Reader slots exhausted")
+struct ReaderSlotsExhaustedTests {
+  @Test func openingThrowsAndOpenRealmsStayReadable() throws {
+    let configuration = fileConfiguration()
+    let realm = try Realm(configuration: configuration)
+    try realm.write { realm.add(Counter(value: ["a", 0])) }
+    let store = realm.core.store
+    var pins: [ReadTransaction] = []
+    var exhausted: StorageError?
+    for i in 0..<1100 where exhausted == nil {
+      try store.write { try $0.ensureKeyspace("filler", tracksChanges: false) }
+      try store.write { try $0.put([UInt8(i & 0xFF)], forKey: [1], in: "filler") }
+      do {
+        pins.append(try store.beginRead())
+      } catch let error as StorageError {
+        exhausted = error
+      }
+    }
+    guard case .slotsExhausted(_, "reader", let limit, let holders)? = exhausted else {
+      Issue.record("no reader-slot error: \(String(describing: exhausted))")
+      return
+    }
+    #expect(limit == 1024 && holders[getpid()] != nil)
+    // Opening a Realm (here on another thread) needs a slot: a thrown error, not a stop.
+    let opened = try resultOnOtherThread { () -> String? in
+      do {
+        _ = try Realm(configuration: configuration)
+        return nil
+      } catch {
+        return "\(error)"
+      }
+    }
+    #expect(opened?.contains("reader slots") == true, "\(opened ?? "opened")")
+    // The open Realm cannot move on, but stays readable where it is and can be frozen.
+    #expect(!realm.refresh())
+    #expect(realm.objects(Counter.self).count == 1)
+    #expect(realm.freeze().objects(Counter.self).count == 1)
+    pins.removeAll()
+    #expect(realm.refresh())
   }
 }

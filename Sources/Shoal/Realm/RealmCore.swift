@@ -338,9 +338,10 @@ final class RealmCore {
     let old = read
     let fresh: ReadTransaction
     do { fresh = try store.beginRead() } catch {
-      read = nil
-      stamp &+= 1
-      return true
+      // The newest version cannot be pinned (every reader slot of the file is taken): stay
+      // on the version already pinned, which remains readable, and say why.
+      Log.write(.error, .shoal, "DB: \(file.logID) Could not move to the newest version: \(error)")
+      return false
     }
     guard fresh.version != old?.version else { return false }
     read = fresh
