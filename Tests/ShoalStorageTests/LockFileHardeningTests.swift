@@ -16,14 +16,6 @@ struct LockFileHardeningTests {
   static let nobody: uid_t = 65534
   static let nogroup: gid_t = 65534
 
-  private func makeStore(_ path: String) throws {
-    let store = try Store.open(path: path)
-    try store.write { txn in
-      try txn.createKeyspace("kv")
-      try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
-    }
-  }
-
   /// A file another user would want to protect: its content and mode must not change.
   private func victim(in dir: TemporaryDirectory) throws -> String {
     let path = dir.file("victim")
@@ -50,7 +42,7 @@ struct LockFileHardeningTests {
   @Test func aSymbolicLinkAtTheLockPathIsNeverFollowed() throws {
     let dir = TemporaryDirectory()
     let target = try victim(in: dir)
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     unlink(dir.file() + ".lock")
     #expect(symlink(target, dir.file() + ".lock") == 0)
     let message = lockFileError { _ = try Store.open(path: dir.file()) }
@@ -64,7 +56,7 @@ struct LockFileHardeningTests {
   @Test func aHardLinkOrADirectoryAtTheLockPathIsRefused() throws {
     let dir = TemporaryDirectory()
     let target = try victim(in: dir)
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     unlink(dir.file() + ".lock")
     #expect(link(target, dir.file() + ".lock") == 0)
     #expect(lockFileError { _ = try Store.open(path: dir.file()) }?.contains("hard links") == true)
@@ -76,7 +68,7 @@ struct LockFileHardeningTests {
 
   @Test func anotherUsersLockFileIsNeverTruncatedOrRemoded() throws {
     let dir = TemporaryDirectory()
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     let lock = dir.file() + ".lock"
     // Another user's file that is not a lock file: refused, left as it is.
     unlink(lock)
@@ -104,7 +96,7 @@ struct LockFileHardeningTests {
   @Test func rootHandsALockFileItCreatesToTheDataFilesOwner() throws {
     guard geteuid() == 0 else { return }
     let dir = TemporaryDirectory()
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     unlink(dir.file() + ".lock")
     #expect(chown(dir.file(), Self.nobody, Self.nogroup) == 0)
     _ = try Store.open(path: dir.file(), options: StoreOptions(readOnly: true))
@@ -116,7 +108,7 @@ struct LockFileHardeningTests {
   @Test func aReadOnlyOpenByAnotherUserCreatesNoLockFile() throws {
     guard geteuid() == 0 else { return }
     let dir = TemporaryDirectory()
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     unlink(dir.file() + ".lock")
     // The directory is writable by anyone, so only Shoal's rule keeps `nobody` from creating it.
     chmod(dir.path, 0o777)
@@ -200,7 +192,7 @@ struct LockFileHardeningTests {
 
   @Test func aFileWithSeveralNamesIsRefused() throws {
     let dir = TemporaryDirectory()
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     #expect(link(dir.file(), dir.file("second.shoal")) == 0)
     let message = lockFileError { _ = try Store.open(path: dir.file("second.shoal")) }
     #expect(message?.contains("hard links") == true)

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import ShoalStorage
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -112,4 +114,23 @@ func finishes(within timeout: Double, _ body: @escaping @Sendable () -> Void) ->
     done.signal()
   }
   return done.wait(timeout: .now() + timeout) == .success
+}
+
+/// A store at `path` with keyspace "kv" holding "k" = "v".
+func makeKeyValueStore(_ path: String) throws {
+  let store = try Store.open(path: path)
+  try store.write { txn in
+    try txn.createKeyspace("kv")
+    try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
+  }
+}
+
+/// A store holding "k" = "v", and a process holding its writer lock (`write-hold`) until its
+/// input closes; returns the path, the process and its pid.
+func storeWithWriterLockHeld(in dir: TemporaryDirectory) throws -> (path: String, holder: Child, pid: Int32) {
+  let path = dir.file()
+  try makeKeyValueStore(path)
+  let holder = try Child.worker("write-hold", file: path)
+  _ = try holder.line(startingWith: "writing")
+  return (path, holder, holder.process.processIdentifier)
 }

@@ -16,19 +16,11 @@ import Testing
 struct StalledProcessTests {
   static let nobody: UInt32 = 65534
 
-  private func makeStore(_ path: String) throws {
-    let store = try Store.open(path: path)
-    try store.write { txn in
-      try txn.createKeyspace("kv")
-      try txn.put(bytes("v"), forKey: bytes("k"), in: "kv")
-    }
-  }
-
   @Test(.enabled(if: geteuid() == 0, "needs root to act as another user"))
   func aUserWhoMayOnlyReadTheFileCannotStallWritersOrOpens() throws {
     let dir = TemporaryDirectory()
     #expect(chmod(dir.path, 0o755) == 0)
-    try makeStore(dir.file())
+    try makeKeyValueStore(dir.file())
     #expect(chmod(dir.file(), 0o644) == 0)
     // `nobody` read-locks all of the data file; the lock file is not open to that user.
     let attacker = try Child.worker("read-lock", file: dir.file(), as: Self.nobody)
@@ -58,7 +50,7 @@ struct StalledProcessTests {
   @Test func aReadLockOnADeadProcessesLivenessByteKeepsNoPinAlive() throws {
     let dir = TemporaryDirectory()
     let path = dir.file()
-    try makeStore(path)
+    try makeKeyValueStore(path)
     let store = try Store.open(path: path)
     let holder = try Child.worker("hold", file: path)
     _ = try holder.line(startingWith: "pinned")
@@ -81,11 +73,7 @@ struct StalledProcessTests {
 
   @Test func aWriterWaitsNoLongerThanItsTimeoutAndNamesTheHolder() throws {
     let dir = TemporaryDirectory()
-    let path = dir.file()
-    try makeStore(path)
-    let holder = try Child.worker("write-hold", file: path)
-    _ = try holder.line(startingWith: "writing")
-    let pid = holder.process.processIdentifier
+    let (path, holder, pid) = try storeWithWriterLockHeld(in: dir)
     let store = try Store.open(path: path, options: StoreOptions(writeLockTimeout: .milliseconds(300)))
     func expectTimeout() {
       do {
@@ -130,11 +118,7 @@ struct StalledProcessTests {
 
   @Test func aLongWaitForTheWriterLockIsLoggedWithTheHoldersPid() throws {
     let dir = TemporaryDirectory()
-    let path = dir.file()
-    try makeStore(path)
-    let holder = try Child.worker("write-hold", file: path)
-    _ = try holder.line(startingWith: "writing")
-    let pid = holder.process.processIdentifier
+    let (path, holder, pid) = try storeWithWriterLockHeld(in: dir)
     // The waiter is a process of its own, whose log (on stderr) is read here.
     let waiter = try Child(
       ["worker", "put", "--file", path, "--key", "a", "--value", "b", "--log"], mergingErrors: true)
