@@ -232,8 +232,9 @@ final class CollectionObserver<Collection>: RealmObserver {
     last = state.items()
   }
 
-  /// Delivers the first notification. The collection is as it is now, which a run loop's
-  /// delivery may see after later commits: those are then part of it, not of an update.
+  /// Delivers the first notification, the collection as it is now: where delivery waits for a
+  /// run loop, a write begun meanwhile delivers it first (`RealmCore.deliverPending`), so a
+  /// commit is never folded into it unseen.
   func initial() {
     last = state.items()
     lastKeys = nil
