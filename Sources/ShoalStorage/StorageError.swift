@@ -64,6 +64,7 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   /// An argument outside what the engine accepts.
   case invalidArgument(String)
 
+  /// A message saying what happened, naming the file, and for most cases what to do about it.
   public var description: String {
     switch self {
     case .corrupt(let path, let offset, let reason):

@@ -5,6 +5,7 @@ import ShoalStorage
 /// version, or of the previous one when open fell back to it) or throw a `StorageError`;
 /// and when `verify` finds nothing wrong, every read must have been right.
 public struct CorruptionTrials: Sendable {
+  /// The healthy file every trial damages a copy of.
   public let image: [UInt8]
   let latest: StoreModel
   let previous: StoreModel

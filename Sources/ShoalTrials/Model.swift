@@ -3,8 +3,10 @@ import ShoalStorage
 /// The expected contents of a store: keyspace -> key -> value, compared against what a
 /// reopened store really holds.
 public struct StoreModel: Equatable, Sendable {
+  /// Keyspace name -> key -> value.
   public var keyspaces: [String: [[UInt8]: [UInt8]]] = [:]
 
+  /// An empty model (no keyspaces).
   public init() {}
 
   /// Reads everything the newest version of `store` holds.

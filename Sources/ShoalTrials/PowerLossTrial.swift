@@ -22,6 +22,8 @@ public enum PowerLossTrial {
     public var recoveredDeltaChain = false
   }
 
+  /// Runs one trial: up to `commits` random commits on a file that loses power at a point
+  /// chosen by `seed`, then a reopen whose contents must be the last commit or the one before.
   public static func run(seed: UInt64, commits: Int = 12) -> Outcome {
     var outcome = Outcome()
     outcome.failure = run(seed: seed, commits: commits, outcome: &outcome)

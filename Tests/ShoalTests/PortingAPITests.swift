@@ -206,3 +206,30 @@ struct ReaderSlotsExhaustedTests {
     #expect(realm.refresh())
   }
 }
+
+/// Equality of objects as RealmSwift's `isSameObject` defines it: one stored object in the same
+/// Realm (both live, or both frozen at one version), symmetric, and consistent with hashing.
+@Suite("Object identity")
+struct ObjectIdentityTests {
+  @Test func aFrozenObjectIsNotTheSameAsALiveOne() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let dog = Dog(value: ["name": "Rex"])
+    try realm.write { realm.add(dog) }
+    let frozen = dog.freeze()
+    #expect(!dog.isSameObject(as: frozen) && !frozen.isSameObject(as: dog))
+    #expect(dog != frozen && frozen != dog)
+    #expect(frozen == dog.freeze() && frozen.hash == dog.freeze().hash)
+    try realm.write { dog.age = 4 }
+    #expect(frozen != dog.freeze())
+  }
+
+  @Test func equalMixedObjectValuesHashAlike() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let dog = Dog(value: ["name": "Rex"])
+    try realm.write { realm.add(dog) }
+    let again = try #require(realm.objects(Dog.self).first)
+    let values: [AnyRealmValue] = [.object(dog), .object(again)]
+    #expect(values[0] == values[1])
+    #expect(Set(values).count == 1)
+  }
+}

@@ -120,12 +120,19 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     }
   }
 
+  /// The Realm managing the wrapped collection, or nil when it is unmanaged.
   public var realm: Realm? { base.realm }
+  /// Whether the wrapped collection can no longer be accessed.
   public var isInvalidated: Bool { base.isInvalidated }
+  /// The position of the first element.
   public var startIndex: Int { 0 }
+  /// The collection's past-the-end position: one greater than the last valid subscript.
   public var endIndex: Int { base.count }
+  /// The number of objects in the collection.
   public var count: Int { base.count }
+  /// The position immediately after `i`.
   public func index(after i: Int) -> Int { i + 1 }
+  /// The position immediately before `i`.
   public func index(before i: Int) -> Int { i - 1 }
   /// Iterates the elements the wrapped collection holds now (RealmSwift's snapshot enumeration).
   public func makeIterator() -> RLMIterator<Element> { base.makeIterator() }
@@ -149,34 +156,53 @@ public struct AnyRealmCollection<Element: RealmCollectionValue>: RealmCollection
     if base is any UnorderedRealmCollection { fatalError("Collection does not support index(matching:)") }
     return base._index(matching: predicateFormat, arguments: arguments)
   }
+  /// The elements at `indexes`; fails when one is out of bounds.
   public func objects(at indexes: IndexSet) -> [Element] { base.objects(at: indexes) }
+  /// The value of `key` of every element, as the wrapped collection gives it (an array; a
+  /// set for a `MutableSet`).
   public func value(forKey key: String) -> Any? { base.value(forKey: key) }
+  /// The value at `keyPath` of every element, as the wrapped collection gives it, or the
+  /// result of a collection operator such as `@count` or `@sum.age`.
   public func value(forKeyPath keyPath: String) -> Any? { base.value(forKeyPath: keyPath) }
+  /// Sets `key` of every element to `value` (in a write transaction for a managed collection).
   public func setValue(_ value: Any?, forKey key: String) { base.setValue(value, forKey: key) }
+  /// The elements matching a Realm Query Language predicate, as `Results`; fails for an
+  /// unmanaged collection.
   public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
     results().filter(predicateFormat, argumentList: args)
   }
+  /// The elements matching a type-safe query, as `Results`; fails for an unmanaged collection.
   public func `where`(_ isIncluded: (Query<Element>) -> Query<Bool>) -> Results<Element> {
     results().where(isIncluded)
   }
+  /// The elements sorted by a key path (or "self" for values), as `Results`; fails for an
+  /// unmanaged list or set.
   public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
     base.sorted(byKeyPath: keyPath, ascending: ascending)
   }
+  /// The elements sorted by several key paths, the first deciding first, as `Results`; fails
+  /// for an unmanaged list or set.
   public func sorted<S: Sequence>(by sortDescriptors: S) -> Results<Element> where S.Element == SortDescriptor {
     base.sorted(by: Array(sortDescriptors))
   }
+  /// The first element for each distinct combination of the key paths' values, as `Results`;
+  /// fails for an unmanaged list or set.
   public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
     base.distinct(by: Array(keyPaths))
   }
+  /// The minimum (lowest) value of a property among the elements, or nil when there are none.
   public func min<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
     base.min(ofProperty: property)
   }
+  /// The maximum (highest) value of a property among the elements, or nil when there are none.
   public func max<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: MinMaxType {
     base.max(ofProperty: property)
   }
+  /// The sum of a property over the elements (zero when there are none).
   public func sum<T: _HasPersistedType>(ofProperty property: String) -> T where T.PersistedType: AddableType {
     base.sum(ofProperty: property)
   }
+  /// The average of a property over the elements, or nil when there are none.
   public func average<T: _HasPersistedType>(ofProperty property: String) -> T? where T.PersistedType: AddableType {
     base.average(ofProperty: property)
   }

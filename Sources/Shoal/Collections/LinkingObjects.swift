@@ -30,6 +30,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     index = 0
   }
 
+  /// Creates empty, unmanaged linking objects for the origin property `name`, as
+  /// `@Persisted(originProperty:)` declares them.
   public init(fromOriginProperty name: String) {
     propertyName = name
     owner = nil
@@ -52,8 +54,11 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
   public var realm: Realm? { owner?._core.map { Realm(core: $0) } }
   /// Whether the owning object was deleted.
   public var isInvalidated: Bool { owner?.isInvalidated ?? false }
+  /// The position of the first element.
   public var startIndex: Int { 0 }
+  /// The collection's past-the-end position: one greater than the last valid subscript.
   public var endIndex: Int { keys.count }
+  /// The number of objects that link here now (zero while the owning object is unmanaged).
   public var count: Int { keys.count }
 
   /// The linking object at `position`.
@@ -90,6 +95,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     for object in Array(self) { object[key] = value }
   }
 
+  /// RealmSwift's layout: `LinkingObjects<Type> <address> (`, then `\t[i] description` per
+  /// element (at most 100), `)`; the address is the owning object's.
   public var description: String {
     describeCollection("LinkingObjects", realmTypeName(Element._rlmTypeInfo), owner, map { $0 as Any? })
   }
@@ -99,6 +106,8 @@ public struct LinkingObjects<Element: ObjectBase & RealmCollectionValue>: Random
     return Results(core: core, source: .list(owner: owner, table: table, index: index))
   }
 
+  /// The linking objects as live `Results` (empty unmanaged results while the owning object is
+  /// unmanaged).
   public var _results: Results<Element> { results() }
 
 }
@@ -116,13 +125,19 @@ enum CoreLinks {
 extension LinkingObjects: _Persistable {
   /// A collection is stored as itself.
   public typealias PersistedType = LinkingObjects
+  /// How the property is declared: linking objects of `Element`'s class, computed rather than
+  /// stored.
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     _PersistedTypeInfo(.linkingObjects, collection: .linkingObjects, objectType: Element.self)
   }
+  /// Empty, unmanaged linking objects.
   public static func _rlmDefaultValue() -> LinkingObjects { LinkingObjects(fromOriginProperty: "") }
+  /// Empty, unmanaged linking objects: the stored value is ignored, as linking objects are
+  /// computed from the origin property.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> LinkingObjects {
     LinkingObjects(fromOriginProperty: "")
   }
+  /// Null: linking objects are computed from the origin property, never stored.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { _StoredValue(.null) }
   /// Linking objects with one probe element, so key paths through an element trace on.
   public static func _rlmProbe(_ probe: _KeyPathProbe) -> LinkingObjects {
@@ -130,13 +145,17 @@ extension LinkingObjects: _Persistable {
     probed.probeElement = probe.probeObject(of: Element.self)
     return probed
   }
+  /// The live linking objects of property `index` of `object`, named after the origin property
+  /// its schema declares.
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> LinkingObjects {
     let name = object._table?.properties[index].linkOriginPropertyName ?? ""
     return LinkingObjects(owner: object, index: index, propertyName: name)
   }
+  /// Fails: linking objects are computed from the origin property and cannot be assigned.
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: LinkingObjects) {
     fatalError("Cannot set linking objects: they are computed from the origin property.")
   }
+  /// `value` when it is linking objects of this type; nil otherwise.
   public static func _rlmFromAny(_ value: Any?) -> LinkingObjects? { value as? LinkingObjects }
 }
 
@@ -144,6 +163,7 @@ extension LinkingObjects: Hashable {
   /// True for copies of one value: as in RealmSwift, each read of a linking-objects property is
   /// a collection of its own, unequal to another read of the same property.
   public static func == (lhs: LinkingObjects, rhs: LinkingObjects) -> Bool { lhs.identity === rhs.identity }
+  /// Hashes this value's identity, which its copies share (see `==`).
   public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(identity)) }
 }
 

@@ -66,9 +66,13 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
   /// The number of elements.
   public var count: Int { parent == nil ? unmanaged.count : stored.count }
 
+  /// The position of the first element.
   public var startIndex: Int { 0 }
+  /// The collection's past-the-end position: one greater than the last valid subscript.
   public var endIndex: Int { count }
+  /// The position immediately after `i`.
   public func index(after i: Int) -> Int { i + 1 }
+  /// The position immediately before `i`.
   public func index(before i: Int) -> Int { i - 1 }
 
   /// Iterates the elements the list holds now: a loop visits each of them once, whatever it
@@ -304,11 +308,15 @@ public final class List<Element: RealmCollectionValue>: RandomAccessCollection, 
     store(items)
   }
 
+  /// RealmSwift's layout: `List<Type> <address> (`, then `\t[i] description` per element
+  /// (at most 100), `)`.
   public var description: String {
     describeCollection(
       "List", realmTypeName(Element._rlmTypeInfo, dynamicTable: dynamicTable), self, map { $0 as Any? })
   }
 
+  /// The elements as `Results`: live results of the property for a managed list, unmanaged
+  /// results of a copy of the elements otherwise.
   public var _results: Results<Element> { results() }
 
   func results() -> Results<Element> {
@@ -329,6 +337,9 @@ extension List: Equatable {
     return self == other
   }
 
+  /// Whether both are the same list: for managed lists, the same property of the same object
+  /// in the same Realm instance; for unmanaged lists, equal elements in the same order (objects
+  /// as the same object); a managed list never equals an unmanaged one.
   public static func == (lhs: List, rhs: List) -> Bool {
     if lhs === rhs { return true }
     switch (lhs.parent, rhs.parent) {
@@ -368,11 +379,14 @@ func value(of element: Any, _ key: String) -> Any {
 extension List: _Persistable {
   /// A collection is stored as itself.
   public typealias PersistedType = List
+  /// How the property is stored: a list of `Element`'s type.
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     let info = Element._rlmTypeInfo
     return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .list, objectType: info.objectType)
   }
+  /// An empty, unmanaged list.
   public static func _rlmDefaultValue() -> List { List() }
+  /// An unmanaged list of the stored elements, converted to `Element`s.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> List {
     let list = List()
     if case .list(let items) = value.value {
@@ -380,12 +394,19 @@ extension List: _Persistable {
     }
     return list
   }
+  /// The elements as a stored list (objects as links: unmanaged ones are added to the
+  /// context's Realm).
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     _StoredValue(.list(map { $0._rlmToStored(context).value }))
   }
+  /// The managed list of property `index` of `object`: the instance still in use if there is
+  /// one, so reading the property again gives the same `List` (a frozen object makes a new one
+  /// each time).
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> List {
     object._collection(at: index) { List(parent: object, index: index) }
   }
+  /// Sets property `index` of `object` to `value`'s elements, copied; assigning the list the
+  /// property already holds does nothing.
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: List) {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
@@ -397,6 +418,8 @@ extension List: _Persistable {
     list.unmanaged = [Element._rlmProbe(probe)]
     return list
   }
+  /// `value` itself when it is a `List`; an unmanaged list of a sequence's elements (nil when
+  /// one cannot be converted); an empty list for nil; nil for anything else.
   public static func _rlmFromAny(_ value: Any?) -> List? {
     if let list = value as? List { return list }
     guard let sequence = value as? any Sequence else { return value == nil ? List() : nil }

@@ -276,11 +276,14 @@ public struct MapIndex: Hashable, Sendable {
 extension Map: _Persistable {
   /// A collection is stored as itself.
   public typealias PersistedType = Map
+  /// How the property is stored: a map of `Value`'s type.
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     let info = Value._rlmTypeInfo
     return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .map, objectType: info.objectType)
   }
+  /// An empty, unmanaged map.
   public static func _rlmDefaultValue() -> Map { Map() }
+  /// An unmanaged map of the stored entries, their values converted to `Value`s.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Map {
     let map = Map()
     if case .map(let entries) = value.value {
@@ -288,6 +291,8 @@ extension Map: _Persistable {
     }
     return map
   }
+  /// The entries as a stored map (objects as links: unmanaged ones are added to the context's
+  /// Realm); an unmanaged map's keys are checked (no leading `$`, no `.`).
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     _StoredValue(
       .map(
@@ -296,9 +301,14 @@ extension Map: _Persistable {
           return RowValue.MapEntry(key: $0.key._rlmKey, value: $0.value._rlmToStored(context).value)
         }))
   }
+  /// The managed map of property `index` of `object`: the instance still in use if there is
+  /// one, so reading the property again gives the same `Map` (a frozen object makes a new one
+  /// each time).
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Map {
     object._collection(at: index) { Map(parent: object, index: index) }
   }
+  /// Sets property `index` of `object` to `value`'s entries, copied; assigning the map the
+  /// property already holds does nothing.
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Map) {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
@@ -310,6 +320,9 @@ extension Map: _Persistable {
     map.probeValue = Value._rlmProbe(probe)
     return map
   }
+  /// `value` itself when it is a `Map`; an unmanaged map of a `[String: Any]` dictionary's
+  /// entries (nil when a value cannot be converted; keys are checked); an empty map for nil;
+  /// nil for anything else.
   public static func _rlmFromAny(_ value: Any?) -> Map? {
     if let map = value as? Map { return map }
     guard let dictionary = value as? [String: Any] else { return value == nil ? Map() : nil }
@@ -360,6 +373,9 @@ extension Map: Equatable {
     return self == other
   }
 
+  /// Whether both are the same map: for managed maps, the same property of the same object
+  /// in the same Realm instance; for unmanaged maps, the same keys with equal values (objects
+  /// as the same object); a managed map never equals an unmanaged one.
   public static func == (lhs: Map, rhs: Map) -> Bool {
     if lhs === rhs { return true }
     switch (lhs.parent, rhs.parent) {

@@ -52,9 +52,13 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
   public var isInvalidated: Bool { parent?.isInvalidated ?? false }
   /// The number of elements.
   public var count: Int { parent == nil ? unmanaged.count : stored.count }
+  /// The position of the first element.
   public var startIndex: Int { 0 }
+  /// The collection's past-the-end position: one greater than the last valid subscript.
   public var endIndex: Int { count }
+  /// The position immediately after `i`.
   public func index(after i: Int) -> Int { i + 1 }
+  /// The position immediately before `i`.
   public func index(before i: Int) -> Int { i - 1 }
 
   /// Iterates the elements the set holds now: a loop visits each of them once, whatever it
@@ -147,11 +151,15 @@ public final class MutableSet<Element: RealmCollectionValue>: RandomAccessCollec
     fatalError("index(matching:) is not available on MutableSet")
   }
 
+  /// RealmSwift's layout: `MutableSet<Type> <address> (`, then `\t[i] description` per
+  /// element (at most 100), `)`.
   public var description: String {
     describeCollection(
       "MutableSet", realmTypeName(Element._rlmTypeInfo, dynamicTable: dynamicTable), self, map { $0 as Any? })
   }
 
+  /// The elements as `Results`: live results of the property for a managed set, unmanaged
+  /// results of a copy of the elements otherwise.
   public var _results: Results<Element> { results() }
 
   func results() -> Results<Element> {
@@ -172,6 +180,9 @@ extension MutableSet: Equatable {
     return self == other
   }
 
+  /// Whether both are the same set: for managed sets, the same property of the same object
+  /// in the same Realm instance; for unmanaged sets, the same elements in any order (objects as
+  /// the same object); a managed set never equals an unmanaged one.
   public static func == (lhs: MutableSet, rhs: MutableSet) -> Bool {
     if lhs === rhs { return true }
     switch (lhs.parent, rhs.parent) {
@@ -193,11 +204,14 @@ extension MutableSet: UnmanagedQueryFails, UnorderedRealmCollection {
 extension MutableSet: _Persistable {
   /// A collection is stored as itself.
   public typealias PersistedType = MutableSet
+  /// How the property is stored: a set of `Element`'s type.
   public static var _rlmTypeInfo: _PersistedTypeInfo {
     let info = Element._rlmTypeInfo
     return _PersistedTypeInfo(info.type, optional: info.isOptional, collection: .set, objectType: info.objectType)
   }
+  /// An empty, unmanaged set.
   public static func _rlmDefaultValue() -> MutableSet { MutableSet() }
+  /// An unmanaged set of the stored elements, converted to `Element`s.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> MutableSet {
     let set = MutableSet()
     if case .list(let items) = value.value {
@@ -205,6 +219,8 @@ extension MutableSet: _Persistable {
     }
     return set
   }
+  /// The distinct elements as stored values (objects as links: unmanaged ones are added to
+  /// the context's Realm).
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     var items: [RowValue] = []
     for element in self {
@@ -213,9 +229,14 @@ extension MutableSet: _Persistable {
     }
     return _StoredValue(.list(items))
   }
+  /// The managed set of property `index` of `object`: the instance still in use if there is
+  /// one, so reading the property again gives the same `MutableSet` (a frozen object makes a
+  /// new one each time).
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> MutableSet {
     object._collection(at: index) { MutableSet(parent: object, index: index) }
   }
+  /// Sets property `index` of `object` to `value`'s elements, copied; assigning the set the
+  /// property already holds does nothing.
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: MutableSet) {
     if value.parent === object, value.propertyIndex == index { return }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
@@ -226,6 +247,8 @@ extension MutableSet: _Persistable {
     set.unmanaged = [Element._rlmProbe(probe)]
     return set
   }
+  /// `value` itself when it is a `MutableSet`; an unmanaged set of a sequence's distinct
+  /// elements (nil when one cannot be converted); an empty set for nil; nil for anything else.
   public static func _rlmFromAny(_ value: Any?) -> MutableSet? {
     if let set = value as? MutableSet { return set }
     guard let sequence = value as? any Sequence else { return value == nil ? MutableSet() : nil }

@@ -236,9 +236,13 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     return state.items().count
   }
 
+  /// The position of the first element.
   public var startIndex: Int { 0 }
+  /// The collection's past-the-end position: one greater than the last valid subscript.
   public var endIndex: Int { count }
+  /// The position immediately after `i`.
   public func index(after i: Int) -> Int { i + 1 }
+  /// The position immediately before `i`.
   public func index(before i: Int) -> Int { i - 1 }
 
   /// The element at `position`; RealmSwift's texts for a negative or too large position.
@@ -289,6 +293,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     return n == 0 ? nil : self[n - 1]
   }
 
+  /// Whether the results hold no elements.
   public var isEmpty: Bool { count == 0 }
 
   /// The position of `object`, or nil.
@@ -351,10 +356,14 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
   }
 
+  /// RealmSwift's layout: `Results<Type> <address> (`, then `\t[i] description` per element
+  /// (at most 100), `)`.
   public var description: String {
     describeCollection("Results", realmTypeName(Element._rlmTypeInfo), state, map { $0 as Any? })
   }
 
+  /// Whether both are the same results: copies of one `Results` value are equal; results
+  /// made separately (another query, `filter` or `sorted`, even an identical one) are not.
   public static func == (lhs: Results, rhs: Results) -> Bool { lhs.state === rhs.state }
 
   // MARK: Queries

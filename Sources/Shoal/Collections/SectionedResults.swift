@@ -43,7 +43,9 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
 
   /// Every section key, in order.
   public var allKeys: [Key] { layout.map(\.key) }
+  /// The position of the first section.
   public var startIndex: Int { 0 }
+  /// The position past the last section: the number of sections.
   public var endIndex: Int { layout.count }
   /// The section at `position`.
   public subscript(position: Int) -> ResultsSection<Key, SectionElement> {
@@ -69,6 +71,7 @@ public struct SectionedResults<Key: _Persistable & Hashable, SectionElement: Rea
   /// Live sectioned results for frozen ones.
   public func thaw() -> SectionedResults? { results.thaw().map { SectionedResults(results: $0, keyBlock: keyBlock) } }
 
+  /// The key and element types, then each section's key and number of elements.
   public var description: String {
     "SectionedResults<\(Key.self), \(SectionElement.self)> (\n"
       + layout.map { "\t[\($0.key)]: \($0.rows.count) elements" }.joined(separator: ",\n") + "\n)"
@@ -254,7 +257,9 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
 
   /// The section's identity: its key.
   public var id: Key { key }
+  /// The position of the section's first element.
   public var startIndex: Int { 0 }
+  /// The position past the section's last element: the number of elements in the section.
   public var endIndex: Int { rows.count }
   /// The element at `position` within the section.
   public subscript(position: Int) -> T { results[rows[position]] }
@@ -281,6 +286,7 @@ public struct ResultsSection<Key: _Persistable & Hashable, T: RealmCollectionVal
     let sectioned = SectionedResults(results: live, keyBlock: keyBlock)
     return sectioned.first { $0.key == key }
   }
+  /// The key and element types, the section's key and its number of elements.
   public var description: String { "ResultsSection<\(Key.self), \(T.self)>(key: \(key), count: \(rows.count))" }
 
   /// Calls `block` with the section as it is now, then after each commit that changes it, as

@@ -22,6 +22,7 @@ public struct SortDescriptor: Equatable, Hashable, Sendable, CustomStringConvert
   /// The same key path in the other direction.
   public func reversed() -> SortDescriptor { SortDescriptor(keyPath: keyPath, ascending: !ascending) }
 
+  /// `SortDescriptor(keyPath: <keyPath>, direction: ascending)`, or `descending`.
   public var description: String {
     "SortDescriptor(keyPath: \(keyPath), direction: \(ascending ? "ascending" : "descending"))"
   }

@@ -17,6 +17,7 @@ public struct RecordedEvent: Sendable, Equatable {
   /// `EventConfiguration.metadata` (or `Events.updateMetadata`) at the time.
   public var metadata: [String: String]
 
+  /// An event with these fields; `id` defaults to a new `ObjectId`, `timestamp` to now.
   public init(
     id: ObjectId = .generate(), timestamp: Date = Date(), activity: String, event: String?, data: String?,
     metadata: [String: String] = [:]
@@ -127,6 +128,10 @@ public struct ShoalEventSink: EventSink {
     return (columns, realm.core.schema.schemaVersion)
   }
 
+  /// Writes `events` as `AuditEvent` objects in one write transaction. A metadata key that is not yet a
+  /// column first adds an optional `String` column by a schema migration (earlier events get null). The
+  /// file stays open between batches. When a batch fails, the columns remembered are dropped, so the next
+  /// batch reads them from the file again, and the error is rethrown.
   public func store(_ events: [RecordedEvent]) throws {
     var (columns, version) = state.value.withLock { ($0.columns, $0.version) }
     if columns == nil { (columns, version) = try stored() }
@@ -236,8 +241,12 @@ public struct JSONLinesEventSink: EventSink {
   /// The file written.
   public let fileURL: URL
 
+  /// A sink appending to the file at `fileURL` (created by the first batch).
   public init(fileURL: URL) { self.fileURL = fileURL }
 
+  /// Appends each event's `json` and a newline to `fileURL` (created with mode 0644 if missing), then
+  /// fsyncs it. Throws `Realm.Error` with code `.fileAccess` when the file cannot be opened, written or
+  /// synced; lines already appended by a failed batch stay in the file.
   public func store(_ events: [RecordedEvent]) throws {
     let text = events.map { $0.json + "\n" }.joined()
     let fd = open(fileURL.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)

@@ -314,7 +314,7 @@ open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
   public func isSameObject(as object: Object?) -> Bool {
     guard let object else { return false }
     if object === self { return true }
-    guard let core = _core, let other = object._core, core.sharesFile(with: other) else { return false }
+    guard let core = _core, let other = object._core, core.sameView(as: other) else { return false }
     return _table?.name == object._table?.name && _key == object._key
   }
 
@@ -393,8 +393,12 @@ open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
 
   /// Links are stored as objects (RealmSwift's `PersistedType` of every `Object` subclass).
   public typealias PersistedType = Object
+  /// How a link to this class is stored: an object property whose target is this class.
   public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
+  /// A new unmanaged object.
   public class func _rlmDefaultValue() -> Self { Self() }
+  /// The object a stored link points to (a `DynamicObject` of the context's dynamic class,
+  /// when it has one); fails when the context has no Realm or the object is missing.
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
     if let core = context.core, let table = context.dynamicTable, case .link(let key) = value.value,
       let object = core.dynamicObject(table, key) as? Self
@@ -406,11 +410,17 @@ open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
     }
     return object
   }
+  /// A link to this object in the context's Realm, adding the object when unmanaged (null
+  /// without a Realm); fails when another Realm file manages it.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     guard let core = context.core else { return _StoredValue(.null) }
     return _StoredValue(core.linkValue(to: self))
   }
+  /// A probe object of this class, for tracing key paths.
   public class func _rlmProbe(_ probe: _KeyPathProbe) -> Self { probe.probeObject(of: self) }
+  /// `value` itself when it is an object of this class; nil for nil or `NSNull`; otherwise a
+  /// new unmanaged object filled from `value` as `init(value:)` fills it (a dictionary, an
+  /// array or another object), failing when it cannot be.
   public class func _rlmFromAny(_ value: Any?) -> Self? {
     if let object = value as? Self { return object }
     guard let value, !(value is NSNull) else { return nil }
@@ -439,6 +449,8 @@ open class Object: ObjectBase, _RealmCollectionValueInsideOptional {
   /// have equal hashes.
   open var hash: Int { hashValue }
 
+  /// Hashes the class name and object key of a managed object of a class with a primary key,
+  /// or of a frozen object; the instance's identity otherwise.
   public func hash(into hasher: inout Hasher) {
     if _classInfo.primaryKeyIndex != nil || _core?.isFrozen == true, let table = _table {
       hasher.combine(table.name)
@@ -459,24 +471,37 @@ open class EmbeddedObject: ObjectBase, _RealmCollectionValueInsideOptional {
   public func isSameObject(as object: EmbeddedObject?) -> Bool {
     guard let object else { return false }
     if object === self { return true }
-    return _core != nil && _table?.name == object._table?.name && _key == object._key
+    guard let core = _core, let other = object._core, core.sameView(as: other) else { return false }
+    return _table?.name == object._table?.name && _key == object._key
   }
 
   /// Stored as an embedded object.
   public typealias PersistedType = EmbeddedObject
+  /// How a link to this class is stored: an object property whose target is this embedded
+  /// class.
   public class var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.object, objectType: self) }
+  /// A new unmanaged embedded object.
   public class func _rlmDefaultValue() -> Self { Self() }
+  /// The embedded object a stored link points to; fails when the context has no Realm or
+  /// the object is missing.
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
     guard let core = context.core, let object = core.object(for: value.value, type: self) as? Self else {
       fatalError("Link to a missing \(className()) object")  // embedded objects die with the link
     }
     return object
   }
+  /// A link to this object in the context's Realm, adding the object when unmanaged (null
+  /// without a Realm); fails when it is managed by another Realm file, or when a write links
+  /// an embedded object that is already managed.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     guard let core = context.core else { return _StoredValue(.null) }
     return _StoredValue(core.linkValue(to: self))
   }
+  /// A probe object of this class, for tracing key paths.
   public class func _rlmProbe(_ probe: _KeyPathProbe) -> Self { probe.probeObject(of: self) }
+  /// `value` itself when it is an object of this class; nil for nil or `NSNull`; otherwise a
+  /// new unmanaged object filled from `value` as `init(value:)` fills it (a dictionary, an
+  /// array or another object), failing when it cannot be.
   public class func _rlmFromAny(_ value: Any?) -> Self? {
     if let object = value as? Self { return object }
     guard let value, !(value is NSNull) else { return nil }
@@ -485,9 +510,11 @@ open class EmbeddedObject: ObjectBase, _RealmCollectionValueInsideOptional {
     return object
   }
 
+  /// Whether both are the same instance.
   public static func == (lhs: EmbeddedObject, rhs: EmbeddedObject) -> Bool { lhs === rhs }
   /// Whether `object` is this embedded object, as RealmSwift's `NSObject` method answers.
   open func isEqual(_ object: Any?) -> Bool { (object as? EmbeddedObject) === self }
+  /// Hashes the instance's identity.
   public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
@@ -537,6 +564,8 @@ public protocol ObjectKeyIdentifiable: Identifiable, ObjectBase {
 }
 
 extension ObjectKeyIdentifiable {
+  /// For a managed object, a hash of its class name and object key, the same for every
+  /// accessor of it; for an unmanaged object, the instance's address.
   public var id: UInt64 {
     guard _core != nil, let table = _table else {
       return UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))

@@ -163,6 +163,8 @@ extension Persisted where Value: LinkingObjectsProtocol {
 }
 
 extension Persisted: CustomStringConvertible {
+  /// For a managed property, `Persisted<Value>(managed: index)` with its property index; for
+  /// an unmanaged one, its value's description (the type's default when none was set).
   public var description: String {
     if managedIndex >= 0 { return "Persisted<\(Value.self)>(managed: \(managedIndex))" }
     switch storage {

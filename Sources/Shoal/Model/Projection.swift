@@ -101,18 +101,26 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
     else { return false }
     return lhs.rootObject._table?.name == rhs.rootObject._table?.name && lhs.rootObject._key == rhs.rootObject._key
   }
+  /// Hashes the root object's key when it is managed, the root instance's identity otherwise.
   public func hash(into hasher: inout Hasher) {
     if rootObject._core != nil { hasher.combine(rootObject._key) } else { hasher.combine(ObjectIdentifier(rootObject)) }
   }
 
   /// A projection is stored as its root object.
   public typealias PersistedType = Root
+  /// How a projection is stored: as its root object, a link to a `Root` object.
   public class var _rlmTypeInfo: _PersistedTypeInfo { Root._rlmTypeInfo }
+  /// A projection of a new unmanaged root object.
   public class func _rlmDefaultValue() -> Self { Self(projecting: Root._rlmDefaultValue()) }
+  /// A projection of the stored (linked) root object.
   public class func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
     Self(projecting: Root._rlmFromStored(value, context))
   }
+  /// The root object's stored value: a link (an unmanaged root is added to the context's
+  /// Realm).
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { rootObject._rlmToStored(context) }
+  /// `value` itself when it is this projection type; otherwise a projection of the root object
+  /// `Root._rlmFromAny(_:)` makes of it, or nil when it makes none.
   public class func _rlmFromAny(_ value: Any?) -> Self? {
     if let projection = value as? Self { return projection }
     return Root._rlmFromAny(value).map { Self(projecting: $0) }
@@ -303,6 +311,8 @@ public struct Projected<T: ObjectBase, Value>: AnyProjected {
     }
   }
 
+  /// The root key path of the `Projected` wrapper stored at `address` (a field of a
+  /// projection instance).
   public static func keyPath(at address: UnsafeRawPointer) -> AnyKeyPath {
     address.assumingMemoryBound(to: Projected<T, Value>.self).pointee.projectedKeyPath
   }

@@ -546,7 +546,9 @@ extension Optional: _QueryBinary where Wrapped: _Persistable, Wrapped.PersistedT
 
 /// Options of string comparisons in type-safe queries (RealmSwift's `StringOptions`).
 public struct StringOptions: OptionSet, Sendable {
+  /// The option bits: 1 for `caseInsensitive`, 2 for `diacriticInsensitive`.
   public let rawValue: Int8
+  /// The options whose bits are set in `rawValue`.
   public init(rawValue: Int8) { self.rawValue = rawValue }
   /// Ignore case ("[c]").
   public static let caseInsensitive = StringOptions(rawValue: 1)

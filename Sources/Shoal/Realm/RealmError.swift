@@ -77,23 +77,44 @@ extension Realm {
     public var errorCode: Int { code.rawValue }
     /// The message, as `NSError.localizedDescription` would give it.
     public var localizedDescription: String { message }
+    /// The error's message.
     public var description: String { message }
 
+    /// `Code.fail`, named on the error type as in RealmSwift (`catch Realm.Error.fail`,
+    /// `error.code == Realm.Error.fail`): a general error without a more specific code.
     public static let fail = Code.fail
+    /// `Code.fileAccess`: the file could not be opened or accessed (an I/O error).
     public static let fileAccess = Code.fileAccess
+    /// `Code.filePermissionDenied`: the process may not open or create the file in the requested mode.
     public static let filePermissionDenied = Code.filePermissionDenied
+    /// `Code.fileExists`: a file was to be written where another file already exists.
     public static let fileExists = Code.fileExists
+    /// `Code.fileNotFound`: the file, or a directory of its path, does not exist.
     public static let fileNotFound = Code.fileNotFound
+    /// `Code.fileFormatUpgradeRequired`: the file needs a format upgrade that is not allowed. Shoal never
+    /// throws it.
     public static let fileFormatUpgradeRequired = Code.fileFormatUpgradeRequired
+    /// `Code.incompatibleLockFile`: the lock file is in use by an incompatible process or is not a Shoal lock file.
     public static let incompatibleLockFile = Code.incompatibleLockFile
+    /// `Code.addressSpaceExhausted`: not enough address space to map the file. Shoal never throws it.
     public static let addressSpaceExhausted = Code.addressSpaceExhausted
+    /// `Code.schemaMismatch`: the schema does not match the file's and a migration is required.
     public static let schemaMismatch = Code.schemaMismatch
+    /// `Code.alreadyOpen`: the operation cannot be performed while the file is open.
     public static let alreadyOpen = Code.alreadyOpen
+    /// `Code.invalidInput`: an input value was invalid.
     public static let invalidInput = Code.invalidInput
+    /// `Code.outOfDiskSpace`: a write failed for lack of disk space.
     public static let outOfDiskSpace = Code.outOfDiskSpace
+    /// `Code.incompatibleSession`: the file was opened with incompatible settings (e.g. in-memory vs on-disk).
+    /// Shoal never throws it.
     public static let incompatibleSession = Code.incompatibleSession
+    /// `Code.unsupportedFileFormatVersion`: the file's format version is not supported; typically a newer
+    /// version wrote it.
     public static let unsupportedFileFormatVersion = Code.unsupportedFileFormatVersion
+    /// `Code.fileOperationFailed`: a file operation failed without a more specific code.
     public static let fileOperationFailed = Code.fileOperationFailed
+    /// `Code.invalidDatabase`: the file is not a valid database file, or it is corrupt.
     public static let invalidDatabase = Code.invalidDatabase
 
     static func invalidProperty(_ name: String, className: String) -> Realm.Error {

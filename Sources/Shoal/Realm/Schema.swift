@@ -12,6 +12,7 @@ public struct Schema: CustomStringConvertible, Equatable, Sendable {
     objectSchema.first { $0.className == className }
   }
 
+  /// Each class's schema, indented, inside `Schema { … }`.
   public var description: String {
     let body = objectSchema.map { "\t" + $0.description.replacingOccurrences(of: "\n", with: "\n\t") + "\n" }
     return "Schema {\n" + body.joined() + "}"
@@ -37,6 +38,8 @@ public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
   /// `DynamicObject` for a class only the file knows.
   public var objectClass: AnyClass { objectType ?? DynamicObject.self }
 
+  /// Returns true when both describe the same class: the same name, embeddedness and properties (linking
+  /// objects included).
   public static func == (lhs: ObjectSchema, rhs: ObjectSchema) -> Bool {
     lhs.className == rhs.className && lhs.isEmbedded == rhs.isEmbedded && lhs.allProperties == rhs.allProperties
   }
@@ -67,6 +70,8 @@ public struct ObjectSchema: CustomStringConvertible, Equatable, Sendable {
   /// The property named `propertyName` (linking objects included), or nil.
   public subscript(propertyName: String) -> Property? { allProperties.first { $0.name == propertyName } }
 
+  /// The class name, `(embedded)` for an embedded class, and each property's description in braces: the
+  /// persisted properties, then the linking objects, in RealmSwift's layout.
   public var description: String {
     let kind = isEmbedded ? "(embedded) " : ""
     // RLMObjectSchema's layout: the persisted properties, then the computed (linking objects) ones.
@@ -130,6 +135,8 @@ public struct Property: CustomStringConvertible, Equatable, Sendable {
   /// Whether the property is a `Map`.
   public var isMap: Bool { collection == .map }
 
+  /// The property's name and, one per line in braces, its type, linked class (for links), column name and
+  /// flags (indexed, primary, array, set, dictionary, optional), in RealmSwift's layout.
   public var description: String {
     func yesNo(_ flag: Bool) -> String { flag ? "YES" : "NO" }
     // RealmSwift's (RLMProperty's) layout.

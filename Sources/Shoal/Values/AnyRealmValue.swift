@@ -113,7 +113,9 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
 
   /// Stored as itself.
   public typealias PersistedType = AnyRealmValue
+  /// Stored as a mixed property, which is optional: it holds nil as `.none`.
   public static var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(.any, optional: true) }
+  /// `.none`, the value of a property declared without one.
   public static func _rlmDefaultValue() -> AnyRealmValue { .none }
 
   /// A managed object's property: a stored list or dictionary comes back live, bound to it.
@@ -125,6 +127,8 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
     }
   }
 
+  /// Converts a stored value. A list or dictionary nested in a collection comes back as an unmanaged copy;
+  /// a link to an object that no longer exists reads as `.none`.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> AnyRealmValue {
     switch value.value {
     case .null, .link: return .none
@@ -155,6 +159,8 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
     }
   }
 
+  /// Converts to a stored value. An object becomes a link to it, added to the context's Realm when it is
+  /// unmanaged (and stored as null when the context has no Realm); lists and dictionaries store their values.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     switch self {
     case .none: return _StoredValue(.null)
@@ -182,6 +188,9 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
     }
   }
 
+  /// Converts a value given to `init(value:)` or a setter: nil and `NSNull` give `.none`; a supported value,
+  /// object, `List` or `Map` is wrapped; an array or a string-keyed dictionary becomes a new list or dictionary.
+  /// Nil when the value, or an element, is not supported.
   public static func _rlmFromAny(_ value: Any?) -> AnyRealmValue? {
     guard let value, !(value is NSNull) else { return AnyRealmValue.none }
     if let same = value as? AnyRealmValue { return same }
@@ -221,6 +230,8 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
     }
   }
 
+  /// Returns true when both hold the same kind of value and the values are equal. Objects are equal when they
+  /// are the same instance or the same stored object; lists and dictionaries when their contents are equal.
   public static func == (lhs: AnyRealmValue, rhs: AnyRealmValue) -> Bool {
     switch (lhs, rhs) {
     case (.none, .none): return true
@@ -244,6 +255,7 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
     }
   }
 
+  /// Hashes the value held (a dictionary by its count and keys).
   public func hash(into hasher: inout Hasher) {
     switch self {
     case .none: hasher.combine(0)
@@ -254,7 +266,14 @@ public enum AnyRealmValue: Hashable, RealmCollectionValue, _Indexable {
     case .string(let v): hasher.combine(v)
     case .data(let v): hasher.combine(v)
     case .date(let v): hasher.combine(v)
-    case .object(let v): hasher.combine(v)
+    case .object(let v):
+      // As `==` compares them: a managed object by its stored identity, whatever the instance.
+      if v._core != nil, let table = v._table {
+        hasher.combine(table.name)
+        hasher.combine(v._key)
+      } else {
+        hasher.combine(ObjectIdentifier(v))
+      }
     case .objectId(let v): hasher.combine(v)
     case .decimal128(let v): hasher.combine(v)
     case .uuid(let v): hasher.combine(v)

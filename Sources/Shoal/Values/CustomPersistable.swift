@@ -52,10 +52,12 @@ public protocol FailableCustomPersistable: _CustomPersistable {
 }
 
 extension CustomPersistable {
+  /// `Self(persistedValue:)`, which always gives a value.
   public static func _rlmCustom(from persisted: PersistedType) -> Self? { Self(persistedValue: persisted) }
 }
 
 extension FailableCustomPersistable {
+  /// `Self(persistedValue:)`: nil when the persisted value maps to none.
   public static func _rlmCustom(from persisted: PersistedType) -> Self? { Self(persistedValue: persisted) }
 }
 
@@ -68,25 +70,32 @@ extension _CustomPersistable {
     return info
   }
 
+  /// The value for the persisted type's default; stops the process when that maps to none.
   public static func _rlmDefaultValue() -> Self { converted(PersistedType._rlmDefaultValue()) }
 
+  /// Converts a stored persisted value; a missing embedded object reads as the persisted type's default.
+  /// Stops the process when the value maps to none, as RealmSwift does in a non-optional context.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
     // No embedded object stored yet: the persisted type's default.
     if value.value.isNull, PersistedType._rlmTypeInfo.type == .object { return _rlmDefaultValue() }
     return converted(PersistedType._rlmFromStored(value, context))
   }
 
+  /// Converts a stored persisted value, or nil when it maps to none or no embedded object is stored.
   public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
     if value.value.isNull, PersistedType._rlmTypeInfo.type == .object { return nil }
     return PersistedType._rlmFromStoredIfValid(value, context).flatMap(_rlmCustom(from:))
   }
 
+  /// Stores `persistableValue`.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { persistableValue._rlmToStored(context) }
 
   /// A key path ends at a mapped value, as in RealmSwift (`\.location.x` names "location"): the
   /// probe is the default value, whose properties record nothing.
   public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { _rlmDefaultValue() }
 
+  /// Converts a value of this type or of the persisted type; nil or `NSNull` gives the default value when the
+  /// persisted type is an object. Nil when the value maps to none or is of neither type.
   public static func _rlmFromAny(_ value: Any?) -> Self? {
     if let value = value as? Self { return value }
     // A type mapped to an embedded object has a value even when none is given, as in RealmSwift.

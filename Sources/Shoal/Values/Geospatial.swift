@@ -32,10 +32,12 @@ public final class GeoPoint: Sendable, Hashable, CustomStringConvertible {
     self.altitude = altitude
   }
 
+  /// Returns true when latitude, longitude and altitude are all equal.
   public static func == (lhs: GeoPoint, rhs: GeoPoint) -> Bool {
     lhs.latitude == rhs.latitude && lhs.longitude == rhs.longitude && lhs.altitude == rhs.altitude
   }
 
+  /// Hashes latitude, longitude and altitude.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(latitude)
     hasher.combine(longitude)
@@ -69,10 +71,12 @@ public final class GeoBox: RLMGeospatial, Hashable, CustomStringConvertible {
     self.init(bottomLeft: low, topRight: high)
   }
 
+  /// Returns true when both corners are equal.
   public static func == (lhs: GeoBox, rhs: GeoBox) -> Bool {
     lhs.bottomLeft == rhs.bottomLeft && lhs.topRight == rhs.topRight
   }
 
+  /// Hashes both corners.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(bottomLeft)
     hasher.combine(topRight)
@@ -80,6 +84,8 @@ public final class GeoBox: RLMGeospatial, Hashable, CustomStringConvertible {
 
   var shape: GeoShape { .box(bottomLeft: GeoCoordinate(bottomLeft), topRight: GeoCoordinate(topRight)) }
 
+  /// The box as the polygon queries test it as: `GeoPolygon({…})` with its four corners as a closed ring,
+  /// each `[longitude, latitude, altitude]`.
   public var description: String { shape.description }
 }
 
@@ -134,10 +140,12 @@ public final class GeoPolygon: RLMGeospatial, Hashable, CustomStringConvertible 
     self.init(outerRing: outerRing, holes: holes)
   }
 
+  /// Returns true when the outer rings and the holes are equal (no holes equals an empty list of holes).
   public static func == (lhs: GeoPolygon, rhs: GeoPolygon) -> Bool {
     lhs.outerRing == rhs.outerRing && (lhs.holes ?? []) == (rhs.holes ?? [])
   }
 
+  /// Hashes the outer ring and the holes.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(outerRing)
     hasher.combine(holes ?? [])
@@ -147,6 +155,7 @@ public final class GeoPolygon: RLMGeospatial, Hashable, CustomStringConvertible 
     .polygon(outerRing: outerRing.map(GeoCoordinate.init), holes: (holes ?? []).map { $0.map(GeoCoordinate.init) })
   }
 
+  /// `GeoPolygon({outer ring}, {hole}, …)`, each point `[longitude, latitude, altitude]`, as queries print it.
   public var description: String { shape.description }
 }
 
@@ -185,10 +194,12 @@ public final class GeoCircle: RLMGeospatial, Hashable, CustomStringConvertible {
     self.init(center: point, radius: radius)
   }
 
+  /// Returns true when the centers and the radii are equal.
   public static func == (lhs: GeoCircle, rhs: GeoCircle) -> Bool {
     lhs.center == rhs.center && lhs.radians == rhs.radians
   }
 
+  /// Hashes the center and the radius.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(center)
     hasher.combine(radians)
@@ -196,6 +207,7 @@ public final class GeoCircle: RLMGeospatial, Hashable, CustomStringConvertible {
 
   var shape: GeoShape { .circle(center: GeoCoordinate(center), radians: radians) }
 
+  /// `GeoCircle([longitude, latitude, altitude], radians)`, as queries print it.
   public var description: String { shape.description }
 }
 
@@ -236,8 +248,10 @@ public final class Distance: Sendable, Hashable {
   /// The distance in degrees of arc.
   public func asDegrees() -> Double { radians * 180 / .pi }
 
+  /// Returns true when both are the same number of radians.
   public static func == (lhs: Distance, rhs: Distance) -> Bool { lhs.radians == rhs.radians }
 
+  /// Hashes the radians.
   public func hash(into hasher: inout Hasher) { hasher.combine(radians) }
 }
 

@@ -79,13 +79,17 @@ extension _Persistable {
   /// Never: Linux has no `@objc` declarations.
   public static var _rlmRequireObjc: Bool { false }
 
+  /// `_rlmFromStored(_:_:)`: every stored value is one of the type's values.
   public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
     _rlmFromStored(value, context)
   }
 
+  /// Reads property `index` of a managed object and converts it with `_rlmFromStored(_:_:)`.
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
     _rlmFromStored(_StoredValue(object._storedValue(at: index)), _AccessContext(object._core))
   }
+  /// Converts `value` (adding unmanaged linked objects to the object's Realm) and writes it to property `index`
+  /// of a managed object; assigning the embedded object the property already holds does nothing.
   public static func _rlmSet(_ object: ObjectBase, _ index: Int, _ value: Self) {
     // Assigning the embedded object the property already holds changes nothing, as in RealmSwift.
     if let linked = Self._rlmTypeInfo.objectType, linked is EmbeddedObject.Type, let embedded = value as? ObjectBase,
@@ -95,7 +99,9 @@ extension _Persistable {
     }
     object._setStoredValue(value._rlmToStored(_AccessContext(object._core)).value, at: index)
   }
+  /// The default value: a key path ends at a property of this type.
   public static func _rlmProbe(_ probe: _KeyPathProbe) -> Self { _rlmDefaultValue() }
+  /// The value when it is of this type; nil otherwise.
   public static func _rlmFromAny(_ value: Any?) -> Self? { value as? Self }
 }
 
@@ -118,7 +124,9 @@ public protocol _MapKey: Hashable, Sendable {
 }
 
 extension String: _MapKey {
+  /// The string itself.
   public var _rlmKey: String { self }
+  /// The stored key itself.
   public static func _rlmFromKey(_ key: String) -> String { key }
 }
 
@@ -144,12 +152,19 @@ protocol _ScalarPersistable: RealmCollectionValue {
 }
 
 extension _ScalarPersistable {
+  /// Stored as the type's scalar property type, not optional.
   public static var _rlmTypeInfo: _PersistedTypeInfo { _PersistedTypeInfo(_rlmScalarType) }
+  /// The type's zero value: 0, false, an empty string or data; a new date, `UUID` or `ObjectId` for those.
   public static func _rlmDefaultValue() -> Self { _rlmZero }
+  /// Converts a stored scalar; numbers convert between numeric types where the type allows. Anything else,
+  /// or null, reads as the zero value.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
     _rlmScalar(value.value) ?? _rlmZero
   }
+  /// The value as a stored scalar (integers of every width as 64-bit).
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { _StoredValue(_rlmScalarValue) }
+  /// Converts a value of this type, or a plain Swift scalar of a compatible type (a number of another width or
+  /// kind; a floating-point number given for an integer is rounded toward zero); nil otherwise.
   public static func _rlmFromAny(_ value: Any?) -> Self? {
     if let same = value as? Self { return same }
     guard let value, let stored = RowValue(scalar: value) else { return nil }
@@ -325,12 +340,17 @@ extension Optional: _RealmSchemaDiscoverable where Wrapped: _RealmSchemaDiscover
 // collections cannot be optional), so `@Persisted var x: AnyRealmValue?` does not compile, as in
 // RealmSwift.
 extension Optional: _Persistable where Wrapped: _RealmCollectionValueInsideOptional {
+  /// Stored as the wrapped type, optional.
   public static var _rlmTypeInfo: _PersistedTypeInfo { Wrapped._rlmTypeInfo.optional() }
+  /// nil.
   public static func _rlmDefaultValue() -> Wrapped? { nil }
+  /// nil for a stored null or for a value the wrapped type has none for (an enum's unknown raw value);
+  /// otherwise the wrapped value.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Wrapped? {
     if value.value.isNull { return nil }
     return Wrapped._rlmFromStoredIfValid(value, context)
   }
+  /// Null for nil; otherwise the wrapped value's stored value.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue {
     switch self {
     case .none: return _StoredValue(.null)
@@ -343,6 +363,8 @@ extension Optional: _Persistable where Wrapped: _RealmCollectionValueInsideOptio
     let info = Wrapped._rlmTypeInfo
     return info.objectType != nil && !info.isMapped ? Wrapped._rlmProbe(probe) : nil
   }
+  /// `.some(nil)` for nil or `NSNull`, `.some(value)` for a value the wrapped type accepts, nil when it accepts
+  /// none.
   public static func _rlmFromAny(_ value: Any?) -> Wrapped?? {
     guard let value, !(value is NSNull) else { return .some(nil) }
     if let optional = value as? Wrapped? { return .some(optional) }
@@ -379,13 +401,16 @@ extension PersistableEnum {
   /// Enums order by their raw values, as RealmSwift's do.
   public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+  /// Stored as the raw value's type.
   public static var _rlmTypeInfo: _PersistedTypeInfo { RawValue._rlmTypeInfo }
+  /// The first case; stops the process when the enum has no cases.
   public static func _rlmDefaultValue() -> Self {
     // A CaseIterable enum conforming to PersistableEnum has at least one case to be useful;
     // RealmSwift likewise uses the first case as the default.
     guard let first = allCases.first else { fatalError("PersistableEnum \(Self.self) has no cases") }
     return first
   }
+  /// The case for the stored raw value; stops the process when there is none, as RealmSwift does.
   public static func _rlmFromStored(_ value: _StoredValue, _ context: _AccessContext) -> Self {
     let raw = RawValue._rlmFromStored(value, context)
     guard let result = Self(rawValue: raw) else {
@@ -393,10 +418,13 @@ extension PersistableEnum {
     }
     return result
   }
+  /// The case for the stored raw value, or nil when there is none.
   public static func _rlmFromStoredIfValid(_ value: _StoredValue, _ context: _AccessContext) -> Self? {
     Self(rawValue: RawValue._rlmFromStored(value, context))
   }
+  /// Stores the raw value.
   public func _rlmToStored(_ context: _AccessContext) -> _StoredValue { rawValue._rlmToStored(context) }
+  /// Converts a case, or a raw value that has one; nil otherwise.
   public static func _rlmFromAny(_ value: Any?) -> Self? {
     if let same = value as? Self { return same }
     return RawValue._rlmFromAny(value).flatMap { Self(rawValue: $0) }

@@ -15,6 +15,7 @@ public enum PropertyType: Int, Sendable, CustomStringConvertible {
   case decimal128 = 11
   case linkingObjects = 8
 
+  /// The type's name as RealmSwift prints it: "int", "string", "mixed", "object id", "linking objects", …
   public var description: String {
     switch self {
     case .int: return "int"

@@ -3,6 +3,7 @@ import Synchronization
 /// A file that lives in memory only: the store of `Durability.memOnly`, and the place where
 /// crash images from `FaultInjectingFile` are reopened.
 public final class MemoryFile: StorageFile {
+  /// A name for messages: `"<memory>"` unless one was given.
   public let path: String
   private let storage: Mutex<[UInt8]>
 
@@ -15,6 +16,7 @@ public final class MemoryFile: StorageFile {
   /// A copy of the whole contents.
   public var contents: [UInt8] { storage.withLock { $0 } }
 
+  /// Copies up to `buffer.count` bytes at `offset`; returns fewer at the end of the contents, 0 past it.
   public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
     storage.withLock { bytes in
       guard offset < UInt64(bytes.count) else { return 0 }
@@ -27,6 +29,7 @@ public final class MemoryFile: StorageFile {
     }
   }
 
+  /// Writes `data` at `offset`, growing the contents and zero-filling any gap before it.
   public func write(_ data: UnsafeRawBufferPointer, at offset: UInt64) throws {
     storage.withLock { bytes in MemoryFile.apply(data, at: Int(offset), to: &bytes) }
   }
@@ -39,10 +42,13 @@ public final class MemoryFile: StorageFile {
     }
   }
 
+  /// Does nothing: the contents live in memory only.
   public func sync() throws {}
 
+  /// The length of the contents in bytes.
   public func size() throws -> UInt64 { storage.withLock { UInt64($0.count) } }
 
+  /// Cuts the contents to `size` bytes, or appends zeros up to it.
   public func truncate(to size: UInt64) throws {
     storage.withLock { bytes in
       let n = Int(size)

@@ -9,6 +9,7 @@ import SystemPackage
 
 /// A real file, through swift-system's `FileDescriptor` (pread/pwrite) and fdatasync.
 public final class PosixFile: StorageFile {
+  /// The path the file was opened at.
   public let path: String
   let descriptor: FileDescriptor
 
@@ -71,6 +72,8 @@ public final class PosixFile: StorageFile {
     }
   }
 
+  /// Reads with `pread` until `buffer` is full or the file ends (retrying on `EINTR`); returns the
+  /// bytes read. Errors are thrown as the matching `StorageError` case (`io` for the rest).
   public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
     var total = 0
     while total < buffer.count {
@@ -89,6 +92,8 @@ public final class PosixFile: StorageFile {
     return total
   }
 
+  /// Writes all of `bytes` at `offset` with `pwrite`, extending the file if needed; errors are thrown
+  /// as the matching `StorageError` case.
   public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
     do {
       _ = try descriptor.writeAll(toAbsoluteOffset: Int64(offset), bytes)
@@ -97,12 +102,15 @@ public final class PosixFile: StorageFile {
     }
   }
 
+  /// Makes every earlier write durable with `fdatasync`; throws `StorageError.io` (or the matching
+  /// case) if it fails.
   public func sync() throws {
     if fdatasync(descriptor.rawValue) != 0 {
       throw PosixFile.map(Errno(rawValue: errno), path: path, operation: "fdatasync")
     }
   }
 
+  /// The file's length in bytes, from `fstat`.
   public func size() throws -> UInt64 {
     var info = stat()
     guard fstat(descriptor.rawValue, &info) == 0 else {
@@ -111,6 +119,7 @@ public final class PosixFile: StorageFile {
     return UInt64(info.st_size)
   }
 
+  /// Sets the file's length with `ftruncate`: cuts it, or extends it with zeros.
   public func truncate(to size: UInt64) throws {
     if ftruncate(descriptor.rawValue, off_t(size)) != 0 {
       throw PosixFile.map(Errno(rawValue: errno), path: path, operation: "truncate")

@@ -4,6 +4,7 @@ public enum ChangeKind: UInt8, Sendable, CustomStringConvertible {
   case update = 2
   case delete = 3
 
+  /// The kind's name: "insert", "update" or "delete".
   public var description: String {
     switch self {
     case .insert: return "insert"
@@ -17,10 +18,14 @@ public enum ChangeKind: UInt8, Sendable, CustomStringConvertible {
 /// stores changed-property masks); several changes of one key in a transaction OR their
 /// payloads together.
 public struct KeyChange: Sendable, Equatable {
+  /// Whether the key was inserted, updated or deleted (net, over the whole transaction).
   public var kind: ChangeKind
+  /// The key.
   public var key: [UInt8]
+  /// The caller's bytes for the change; empty for a deletion.
   public var payload: [UInt8]
 
+  /// A change of `key`; `payload` is empty unless given.
   public init(kind: ChangeKind, key: [UInt8], payload: [UInt8] = []) {
     self.kind = kind
     self.key = key
@@ -30,6 +35,7 @@ public struct KeyChange: Sendable, Equatable {
 
 /// The changes of one commit to one keyspace, sorted by key.
 public struct KeyspaceChanges: Sendable, Equatable {
+  /// The keyspace's name.
   public var keyspace: String
   /// The keyspace was created in this commit (after being dropped, if `dropped` is set
   /// too). Every entry it holds at this version is then an insertion, and `changes` does
@@ -39,13 +45,16 @@ public struct KeyspaceChanges: Sendable, Equatable {
   public var cleared: Bool
   /// The keyspace was dropped.
   public var dropped: Bool
+  /// One change per key, sorted by key (byte order).
   public var changes: [KeyChange]
 }
 
 /// The change record of one commit: which keys of which keyspaces it inserted, updated or
 /// deleted. Read with `Store.changes(from:to:)`; kept while some pin may still need it.
 public struct ChangeRecord: Sendable, Equatable {
+  /// The version the commit created.
   public var version: UInt64
+  /// The keyspaces the commit changed that track changes (or were created or dropped), sorted by name.
   public var keyspaces: [KeyspaceChanges]
 
   func encode() -> [UInt8] {

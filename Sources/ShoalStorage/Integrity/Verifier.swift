@@ -5,21 +5,30 @@ public struct VerifyReport: Sendable {
   /// Statistics gathered on the way.
   public var info: FileInfo
 
+  /// Whether the walk found no problem (`problems` is empty).
   public var isOK: Bool { problems.isEmpty }
 }
 
 /// What `shoal info` prints.
 public struct FileInfo: Sendable, Codable, Equatable {
+  /// The statistics of one keyspace.
   public struct Keyspace: Sendable, Codable, Equatable {
+    /// The keyspace's name.
     public var name: String
+    /// How many entries the catalog says the keyspace holds.
     public var entries: UInt64
     /// Bytes of the keyspace's nodes and blobs as stored, and before compression.
     public var storedBytes: UInt64 = 0
+    /// Bytes of the keyspace's nodes and blobs before compression.
     public var uncompressedBytes: UInt64 = 0
   }
+  /// The store's path (or the description of a file without one).
   public var path: String
+  /// The file format version: the one this build writes, and the only one it opens.
   public var formatVersion: UInt32
+  /// The newest version, the one walked; 0 when it could not be read.
   public var version: UInt64
+  /// The file's length in bytes; 0 when it cannot be read.
   public var fileSize: UInt64
   /// Bytes in blocks reachable from the newest version.
   public var liveBytes: UInt64
@@ -35,19 +44,29 @@ public struct FileInfo: Sendable, Codable, Equatable {
   public var uncompressedBytes: UInt64
   /// Live bytes as stored (nodes and blobs).
   public var storedBytes: UInt64
+  /// `uncompressedBytes` divided by `storedBytes`; 1 when nothing is stored.
   public var compressionRatio: Double
+  /// Leaf nodes reached, in the catalog, every keyspace and the change records.
   public var leafNodes: Int
+  /// Branch nodes reached, in the catalog, every keyspace and the change records.
   public var branchNodes: Int
+  /// Values stored in blocks of their own, in every tree.
   public var blobs: Int
+  /// Change records kept, one per retained commit that stored one.
   public var historyRecords: Int
   /// Bytes of the change records' nodes and blobs as stored.
   public var historyStoredBytes: UInt64 = 0
+  /// Every keyspace in the catalog, sorted by name (byte order).
   public var keyspaces: [Keyspace]
+  /// Distinct versions in use file-wide (`Store.activeVersionCount`): the newest plus every older pinned
+  /// one, this process's pins included; 0 when the newest version could not be read.
   public var activeVersions: Int
   /// Every pinned version, file-wide: which process, which version, for how long.
   public var pins: [PinInfo]
   /// The lock file coordinating processes (nil when this process alone sees the file).
   public var lockFile: String?
+  /// The version whose incomplete commit open skipped, using the commit before it
+  /// (`Store.recoveredFromVersion`); nil when the newest commit was complete.
   public var recoveredFromVersion: UInt64?
 }
 

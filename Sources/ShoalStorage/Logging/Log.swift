@@ -4,8 +4,10 @@ import Synchronization
 public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConvertible {
   case off = 0, fatal, error, warn, info, detail, debug, trace, all
 
+  /// Orders levels from `off` (least) to `all` (most).
   public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+  /// The level's name in lower case, e.g. "warn".
   public var description: String {
     switch self {
     case .off: return "off"
@@ -52,6 +54,7 @@ public struct LogCategory: Hashable, Sendable, CustomStringConvertible {
 
   /// The dotted name, e.g. "Shoal.Storage.Transaction".
   public var name: String { LogCategory.names[index] }
+  /// The dotted name (`name`).
   public var description: String { name }
 
   /// The category above this one, nil for `shoal`.

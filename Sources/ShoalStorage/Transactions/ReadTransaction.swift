@@ -3,6 +3,7 @@ import Synchronization
 /// A snapshot of one version. Immutable, `Sendable`, usable from any thread; its version
 /// stays pinned (its blocks are not reused) until `close()` or until it is released.
 public final class ReadTransaction: Sendable {
+  /// The store the snapshot belongs to.
   public let store: Store
   /// The meta record of the pinned version.
   package let meta: Meta
@@ -101,7 +102,9 @@ public final class ReadTransaction: Sendable {
 
 /// One keyspace of a read snapshot.
 public struct KeyspaceSnapshot: Sendable {
+  /// The snapshot the keyspace belongs to; holding it keeps the transaction alive.
   public let transaction: ReadTransaction
+  /// The keyspace's name.
   public let name: String
   let entry: KeyspaceEntry
 

@@ -20,6 +20,7 @@ import Synchronization
 public final class Store: Sendable {
   /// The file's path (or the description of a file without one).
   public let path: String
+  /// The options the store was opened with.
   public let options: StoreOptions
   let file: StorageFile
   let blocks: BlockReader

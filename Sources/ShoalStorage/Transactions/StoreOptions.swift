@@ -12,6 +12,7 @@ public enum Durability: String, Sendable, CaseIterable {
 
 /// Options for `Store.open`.
 public struct StoreOptions: Sendable {
+  /// How hard each commit works to survive a crash; `full` by default.
   public var durability: Durability
   /// Open without writing; write transactions fail with `StorageError.readOnly`.
   public var readOnly: Bool
@@ -33,6 +34,8 @@ public struct StoreOptions: Sendable {
   /// ```
   public var writeLockTimeout: Duration?
 
+  /// Options with these settings. The defaults: full durability, read-write, creating the file, a 64 MiB
+  /// cache, no limit on active versions and no writer-lock timeout.
   public init(
     durability: Durability = .full, readOnly: Bool = false, create: Bool = true, cacheSize: Int = 64 << 20,
     maximumNumberOfActiveVersions: Int? = nil, writeLockTimeout: Duration? = nil
@@ -48,9 +51,13 @@ public struct StoreOptions: Sendable {
 
 /// A bound of a key range.
 public struct KeyRange: Sendable, Equatable {
+  /// The lower bound; nil for none.
   public var lower: [UInt8]?
+  /// Whether a key equal to `lower` is in the range.
   public var lowerInclusive: Bool
+  /// The upper bound; nil for none.
   public var upper: [UInt8]?
+  /// Whether a key equal to `upper` is in the range.
   public var upperInclusive: Bool
 
   /// Keys from `lower` (inclusive by default) up to `upper` (exclusive by default); nil

@@ -2,6 +2,7 @@
 /// Nothing it does is visible to others until `commit()`; `abort()` (or releasing it without
 /// committing) leaves nothing behind. Use it on the thread that began it.
 public final class WriteTransaction {
+  /// The store the transaction writes to.
   public let store: Store
   /// The version this transaction builds on.
   public let baseVersion: UInt64
