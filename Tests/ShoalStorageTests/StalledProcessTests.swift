@@ -214,3 +214,20 @@ struct LockFileCutShortTests {
     }
   }
 }
+
+/// `verify()` (and `shoal info`) lists every pin, those of the calling process included, but
+/// not the one its own walk takes.
+@Suite("Pins in file info")
+struct PinsInFileInfoTests {
+  @Test func theCallersOwnSnapshotsAreListed() throws {
+    let dir = TemporaryDirectory()
+    try makeKeyValueStore(dir.file())
+    let store = try Store.open(path: dir.file())
+    #expect(store.verify().info.pins.isEmpty)
+    let snapshot = try store.beginRead()
+    try store.write { try $0.put(bytes("w"), forKey: bytes("k"), in: "kv") }
+    let pins = store.verify().info.pins
+    #expect(pins.map(\.version) == [snapshot.version] && pins.first?.pid == getpid())
+    snapshot.close()
+  }
+}

@@ -77,6 +77,9 @@ extension Store {
   /// overlap and together cover the file.
   public func verify() -> VerifyReport {
     var walker: Walker
+    // The pins as they are before this walk pins the newest version itself (every process's,
+    // this one's included).
+    let pinned = pins()
     let txn: ReadTransaction
     do {
       txn = try beginRead()
@@ -96,7 +99,7 @@ extension Store {
       compressionRatio: walker.storedBytes == 0 ? 1 : Double(walker.rawBytes) / Double(walker.storedBytes),
       leafNodes: walker.leaves, branchNodes: walker.branches, blobs: walker.blobs,
       historyRecords: walker.historyRecords, historyStoredBytes: walker.historyStoredBytes,
-      keyspaces: walker.keyspaces, activeVersions: activeVersionCount, pins: pins().filter { $0.pid != getpid() },
+      keyspaces: walker.keyspaces, activeVersions: activeVersionCount, pins: pinned,
       lockFile: lockFilePath, recoveredFromVersion: recoveredFromVersion)
     return VerifyReport(problems: walker.problems, info: info)
   }
