@@ -390,10 +390,6 @@ final class RealmCore {
   /// Delivers an observation's first notification where its notifications go. Until it is
   /// delivered, a write begun on this Realm delivers it first (see `deliverPending()`).
   func scheduleInitial(_ body: @escaping () -> Void) {
-    if case .currentThread = deliveryMode, !Thread.isMainThread {
-      body()
-      return
-    }
     let work = Handover(body)
     pendingInitials.append(work)
     schedule { [weak self] in

@@ -79,7 +79,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// Where process slot `i` starts in the mapping.
   static func processSlotOffset(_ i: Int) -> Int { offsetProcesses + i * ProcessSlot.size }
-  static let mapSize = offsetReaders + readerSlots * 32
+  static let mapSize = offsetReaders + readerSlots * ReaderSlot.size
   static let sessionByte: Int64 = 1 << 20
   static let livenessBase: Int64 = (1 << 20) + 1
   static let writerByte: Int64 = (1 << 20) + 4096
@@ -482,8 +482,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   func latest() -> Meta {
     var attempts = 0
     while true {
-      if isBroken, let meta = lastResort() { return meta }
       if let meta = readPublished() { return meta }
+      // A lock file cut short reads as zeros here, never as a whole publish.
+      if isBroken, let meta = lastResort() { return meta }
       // A publish is in progress: its writer may have been preempted mid-write (wait for it,
       // yielding the core it may need) or killed (then the writer lock is free: repair).
       attempts += 1
@@ -753,7 +754,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         // Blocked in the kernel until the holder lets go or dies; a warning names it if that
         // takes long.
         let warning = DispatchWorkItem { [self] in warnOfLongWait(after: SharedCoordinator.writerWaitWarning) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(5), execute: warning)
+        DispatchQueue.global().asyncAfter(
+          deadline: .now() + .nanoseconds(EngineClock.nanoseconds(SharedCoordinator.writerWaitWarning)),
+          execute: warning)
         let locked = SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.writerByte, wait: true)
         let code = errno
         warning.cancel()
@@ -771,9 +774,8 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// frees its lock, but nobody bumps the word).
   private func waitForWriterByte(timeout: Duration) throws {
     let start = EngineClock.now()
-    let limit =
-      UInt64(max(0, timeout.components.seconds)) * 1_000_000_000
-      + UInt64(max(0, timeout.components.attoseconds) / 1_000_000_000)
+    let limit = UInt64(EngineClock.nanoseconds(timeout))
+    let warnAfter = UInt64(EngineClock.nanoseconds(SharedCoordinator.writerWaitWarning))
     var warned = false
     while true {
       let observed = writerWake.word.load(ordering: .sequentiallyConsistent)
@@ -782,7 +784,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       if waited >= limit {
         throw StorageError.writeLockTimeout(path: dataPath, waitedSeconds: Double(waited) / 1e9, holder: writerPid())
       }
-      if !warned, waited >= 5_000_000_000 {
+      if !warned, waited >= warnAfter {
         warned = true
         warnOfLongWait(after: .nanoseconds(Int64(waited)))
       }

@@ -258,8 +258,8 @@ public final class Store: Sendable {
     let started = ContinuousClock.now
     if let timeout = options.writeLockTimeout {
       // Another thread of this process writes: it holds the writer lock too.
-      guard writerGate.wait(timeout: .now() + .nanoseconds(Store.nanoseconds(timeout))) == .success else {
-        throw StorageError.writeLockTimeout(path: path, waitedSeconds: Store.seconds(timeout), holder: nil)
+      guard writerGate.wait(timeout: .now() + .nanoseconds(EngineClock.nanoseconds(timeout))) == .success else {
+        throw StorageError.writeLockTimeout(path: path, waitedSeconds: EngineClock.seconds(timeout), holder: nil)
       }
     } else {
       writerGate.wait()
@@ -273,19 +273,6 @@ public final class Store: Sendable {
       throw error
     }
     return try beginWriteHoldingLocks()
-  }
-
-  /// `duration` in whole nanoseconds (0 for a negative one), at most `Int.max`.
-  static func nanoseconds(_ duration: Duration) -> Int {
-    let (seconds, attoseconds) = duration.components
-    guard seconds >= 0 else { return 0 }
-    let (product, overflow) = Int(seconds).multipliedReportingOverflow(by: 1_000_000_000)
-    return overflow ? Int.max : product.addingReportingOverflow(Int(attoseconds / 1_000_000_000)).partialValue
-  }
-
-  /// `duration` in seconds.
-  static func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   /// Forgets which thread began the write transaction: one begun for async code moves between
@@ -448,7 +435,7 @@ public final class Store: Sendable {
   /// }
   /// ```
   public func waitForChange(after version: UInt64, timeout: Duration? = nil) -> UInt64? {
-    coordinator.waitForChange(after: version, timeout: timeout.map(Store.seconds))
+    coordinator.waitForChange(after: version, timeout: timeout.map(EngineClock.seconds))
   }
 
   /// Calls `callback(from, to)` on this store's listener thread after each commit by any

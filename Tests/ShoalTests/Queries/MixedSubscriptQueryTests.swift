@@ -45,6 +45,24 @@ struct MixedSubscriptQueryTests {
     #expect(objects.where { $0.any[0][1] >= .int(7) }.count == 1)
   }
 
+  @Test func aMapOfMixedValuesIsSubscriptedThroughItsValues() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      for value: AnyRealmValue in [.fromArray([.int(1), .string("x")]), .int(1)] {
+        let object = AllTypes()
+        object._id = ObjectId.generate()
+        object.anyMap["k"] = value
+        realm.add(object)
+      }
+    }
+    let objects = realm.objects(AllTypes.self)
+    #expect(objects.where { $0.anyMap["k"][1] == .string("x") }.count == 1)
+    #expect(objects.where { $0.anyMap["k"].any == .int(1) }.count == 1)
+    #expect(objects.filter("anyMap['k'][0] == 1").count == 1)
+    #expect(objects.filter("anyMap['k'] == 1").count == 1)
+    #expect(objects.filter("anyMap['missing'][0] == 1").count == 0)
+  }
+
   @Test func typedQueriesBuildRealmSwiftsPredicates() {
     let predicate: (Query<AllTypes>) -> Query<Bool> = { $0.any[0].any == .int(1) }
     let (format, arguments) = predicate(Query<AllTypes>())._constructPredicate()
