@@ -489,6 +489,43 @@ public func dynamicBridgeCast<T>(fromObjectiveC x: Any) -> T {
   fatalError("Could not convert value '\(x)' to type '\(T.self)'")
 }
 
+/// A type that converts to and from the values key-value coding uses (RealmSwift's bridging
+/// protocol for Objective-C; on Linux those are Swift values). Generic RealmSwift code names it
+/// as a constraint; do not call its members directly.
+public protocol _ObjcBridgeable {
+  /// `value` as this type, or nil when it is not one; `insideOptional` says whether the value
+  /// came from an optional.
+  static func _rlmFromObjc(_ value: Any, insideOptional: Bool) -> Self?
+  /// This value as key-value coding represents it.
+  var _rlmObjcValue: Any { get }
+}
+
+extension _ObjcBridgeable where Self: _Persistable {
+  /// `value` converted as a stored value of this type is (numbers across widths, `NSNull` as nil).
+  public static func _rlmFromObjc(_ value: Any, insideOptional: Bool) -> Self? { _rlmFromAny(value) }
+  /// The value itself.
+  public var _rlmObjcValue: Any { self }
+}
+
+/// The types RealmSwift's deprecated `RealmOptional` holds; kept so code that names the
+/// protocol compiles. Use `@Persisted var value: Int?` for optional numbers.
+public protocol RealmOptionalType: _ObjcBridgeable {}
+
+extension Int: RealmOptionalType {}
+extension Int8: RealmOptionalType {}
+extension Int16: RealmOptionalType {}
+extension Int32: RealmOptionalType {}
+extension Int64: RealmOptionalType {}
+extension Float: RealmOptionalType {}
+extension Double: RealmOptionalType {}
+extension Bool: RealmOptionalType {}
+extension String: _ObjcBridgeable {}
+extension Data: _ObjcBridgeable {}
+extension Date: _ObjcBridgeable {}
+extension UUID: _ObjcBridgeable {}
+extension ObjectId: _ObjcBridgeable {}
+extension Decimal128: _ObjcBridgeable {}
+
 /// A Swift value as key-value coding represents it (RealmSwift's
 /// `dynamicBridgeCast(fromSwift:)`): the value itself, `NSNull` for nil.
 public func dynamicBridgeCast<T>(fromSwift x: T) -> Any {

@@ -274,7 +274,7 @@ struct ValueConformanceTests {
     #expect((122 as Decimal128) < "123")
     #expect(!((2 as Decimal128) <= 1))
     #expect((-123.321 as Decimal128).magnitude == 123.321)
-    var negated: Decimal128 = 456.321
+    let negated: Decimal128 = 456.321
     negated.negate()
     #expect(negated == -456.321)
     #expect((-123.321 as Decimal128).advanced(by: -123.321) == -246.642)

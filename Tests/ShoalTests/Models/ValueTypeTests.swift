@@ -376,7 +376,7 @@ struct Decimal128Tests {
     #expect((nan * 0).isNaN)
     #expect((0 / nan).isNaN)
     #expect(nan.magnitude.isNaN)
-    var negated = nan
+    let negated = nan
     negated.negate()
     #expect(negated.isNaN)
     #expect(nan.doubleValue.isNaN)
@@ -589,15 +589,28 @@ struct Decimal128Tests {
     #expect(d("-2.5").magnitude == d("2.5"))
     #expect(d("2.5").magnitude == d("2.5"))
     #expect(Decimal128.min.magnitude == Decimal128.max)
-    var value = d("12345678901234567890123456789012345678")
+    let value = d("12345678901234567890123456789012345678")
     value.negate()
     #expect(value.stringValue == "-12345678901234567890123456789012345678")
     value.negate()
     #expect(value == d("12345678901234567890123456789012345678"))
-    var zero = Decimal128()
+    let zero = Decimal128()
     zero.negate()
     #expect(zero == 0)
     #expect(zero.stringValue == "0")
+  }
+
+  @Test func negateChangesTheInstanceEveryReferenceSeesAsRealmSwiftsClassDoes() {
+    let original: Decimal128 = 7
+    let sameInstance = original
+    let copy = Decimal128(value: original)
+    var sum = original
+    sum += 1
+    sameInstance.negate()
+    #expect(original == -7)
+    #expect(copy == 7)
+    #expect(sum == 8)
+    #expect(Set([original, copy, Decimal128(-7)]).count == 2)
   }
 
   @Test func codable() throws {
@@ -626,7 +639,7 @@ struct Decimal128Tests {
     ]
     for value in edges {
       let bytes = value.storageBytes
-      #expect(bytes.count == Decimal128.storageByteCount)
+      #expect(bytes.count == Decimal128Value.storageByteCount)
       let read = Decimal128(storage: bytes)
       #expect(read == value)
       #expect(read.isNaN == value.isNaN)

@@ -200,6 +200,20 @@ private func storedType<V: _RealmSchemaDiscoverable>(_: V.Type) -> (PropertyType
     #expect(dynamicBridgeCast(fromSwift: 5) as? Int == 5)
   }
 
+  @Test func bridgingProtocolsConvertAsKeyValueCodingDoes() {
+    func bridged<T: _ObjcBridgeable>(_ value: Any, as type: T.Type) -> T? {
+      T._rlmFromObjc(value, insideOptional: false)
+    }
+    func optionalValue<T: RealmOptionalType>(_ value: T) -> Any { value._rlmObjcValue }
+    #expect(bridged(NSNumber(value: 7), as: Int.self) == 7)
+    #expect(bridged(Int64(3), as: Int8.self) == 3)
+    #expect(bridged("x", as: Int.self) == nil)
+    #expect(bridged("name", as: String.self) == "name")
+    #expect(bridged(Decimal128(2), as: Decimal128.self) == 2)
+    #expect(optionalValue(true) as? Bool == true)
+    #expect(optionalValue(2.5) as? Double == 2.5)
+  }
+
   @MainActor @Test func aRealmOpensOnTheMainActor() async throws {
     var configuration = memoryConfiguration()
     configuration.objectTypes = [Gauge.self, GaugeSample.self]
