@@ -8,6 +8,8 @@ import Foundation
 /// The collections a property can hold, seen through their contents: what `init(value:)` copies
 /// from another object, and which element of a given value is not a valid element.
 protocol _KVCCollection {
+  /// The element type (a map's value type).
+  static var _kvcElementType: Any.Type { get }
   /// The contents as plain Swift values: an array of the elements, or for a map a dictionary.
   var _kvcContents: Any { get }
   /// The first element (map value) of `value` that is not a valid element, if any.
@@ -15,6 +17,7 @@ protocol _KVCCollection {
 }
 
 extension List: _KVCCollection {
+  static var _kvcElementType: Any.Type { Element.self }
   var _kvcContents: Any { map { $0 as Any } }
   static func _kvcFirstInvalidElement(in value: Any) -> Any?? {
     kvcSequenceElements(of: value)?.first { Element._rlmFromAny($0) == nil }
@@ -22,6 +25,7 @@ extension List: _KVCCollection {
 }
 
 extension MutableSet: _KVCCollection {
+  static var _kvcElementType: Any.Type { Element.self }
   var _kvcContents: Any { map { $0 as Any } }
   static func _kvcFirstInvalidElement(in value: Any) -> Any?? {
     kvcSequenceElements(of: value)?.first { Element._rlmFromAny($0) == nil }
@@ -29,6 +33,7 @@ extension MutableSet: _KVCCollection {
 }
 
 extension Map: _KVCCollection {
+  static var _kvcElementType: Any.Type { Value.self }
   var _kvcContents: Any {
     var contents: [String: Any] = [:]
     for entry in self { contents[entry.key._rlmKey] = entry.value as Any }
@@ -156,12 +161,20 @@ func swiftNumber(_ number: NSNumber) -> Any {
 
 /// RealmSwift's message for a value of the wrong type given for a property (`RLMThrowTypeError`):
 /// for a collection, the first element that is not valid.
+///
+/// A valid persisted value that a failable mapped type has no value for gets RealmSwift's
+/// conversion message instead ("Could not convert value '1' to type 'Wrapper'.").
 func invalidValueMessage(_ value: Any?, for field: ClassInfo.Field, of className: String) -> String {
   var shown = flattenedOptional(value)
+  var type = field.wrapperType.valueType
   if let value = shown, let collection = field.wrapperType.collectionType,
     let element = collection._kvcFirstInvalidElement(in: value)
   {
     shown = flattenedOptional(element)
+    type = collection._kvcElementType
+  }
+  if let shown, let mapped = type as? any _CustomPersistable.Type, mapped._rlmIsUnmappable(shown) {
+    return "Could not convert value '\(shown)' to type '\(type)'."
   }
   return typeErrorMessage(shown, for: field, of: className)
 }

@@ -199,11 +199,14 @@ protocol PersistedField: SendableMetatype {
   static func setManagedAnyValue(_ value: Any?, of object: ObjectBase, index: Int) -> Bool
   /// The property's collection type, for a `List`, `MutableSet` or `Map` property.
   static var collectionType: (any _KVCCollection.Type)? { get }
+  /// The property's declared type.
+  static var valueType: Any.Type { get }
 }
 
 extension Persisted: PersistedField {
   static var valueTypeInfo: _PersistedTypeInfo { Value._rlmTypeInfo }
   static var collectionType: (any _KVCCollection.Type)? { Value.self as? any _KVCCollection.Type }
+  static var valueType: Any.Type { Value.self }
 
   static func options(at address: UnsafeRawPointer) -> PersistedOptions {
     address.assumingMemoryBound(to: Persisted<Value>.self).pointee.options

@@ -105,6 +105,12 @@ extension _CustomPersistable {
     return PersistedType._rlmFromAny(value).flatMap(_rlmCustom(from:))
   }
 
+  /// Whether `value` is a valid persisted value that maps to no value of this type.
+  static func _rlmIsUnmappable(_ value: Any) -> Bool {
+    guard let persisted = PersistedType._rlmFromAny(value) else { return false }
+    return _rlmCustom(from: persisted) == nil
+  }
+
   /// The value for `persisted`; RealmSwift's failure when it maps to none.
   static func converted(_ persisted: PersistedType) -> Self {
     guard let value = _rlmCustom(from: persisted) else {

@@ -368,7 +368,10 @@ extension Optional: _Persistable where Wrapped: _RealmCollectionValueInsideOptio
   public static func _rlmFromAny(_ value: Any?) -> Wrapped?? {
     guard let value, !(value is NSNull) else { return .some(nil) }
     if let optional = value as? Wrapped? { return .some(optional) }
-    return Wrapped._rlmFromAny(value).map { .some($0) }
+    if let converted = Wrapped._rlmFromAny(value) { return .some(converted) }
+    // A persisted value a failable mapped type has no value for is nil here, as in RealmSwift.
+    if let mapped = Wrapped.self as? any _CustomPersistable.Type, mapped._rlmIsUnmappable(value) { return .some(nil) }
+    return nil
   }
 }
 extension Optional: RealmCollectionValue where Wrapped: _RealmCollectionValueInsideOptional {}

@@ -44,6 +44,8 @@ final class Reading: Object {
   @Persisted var history: List<Celsius>
   @Persisted var byCity: Map<String, Celsius>
   @Persisted var site: WebAddress?
+  @Persisted var links: List<WebAddress>
+  @Persisted var mirrors: List<WebAddress?>
   @Persisted var location: Point
   @Persisted var path: List<Point>
 }
@@ -106,5 +108,27 @@ struct CustomPersistableTests {
       realm.dynamicObjects("Reading").first?["site"] = "ftp://old"
     }
     #expect(reading.site == nil)
+  }
+
+  /// RealmSwift's rule for a stored-type value that maps to nothing: nil where the property or
+  /// element is optional, "Could not convert value …" where it is not.
+  @Test func aGivenValueThatMapsToNothingIsNilWhereOptional() throws {
+    let values: [String: Any] = ["site": "ftp://old", "mirrors": ["ftp://a", "https://b"]]
+    let unmanaged = Reading(value: values)
+    #expect(unmanaged.site == nil)
+    #expect(Array(unmanaged.mirrors) == [nil, WebAddress(persistedValue: "https://b")])
+    let realm = try realm()
+    try realm.write {
+      let created = realm.create(Reading.self, value: values)
+      #expect(created.site == nil)
+      #expect(Array(created.mirrors) == [nil, WebAddress(persistedValue: "https://b")])
+    }
+  }
+
+  @Test func aGivenValueThatMapsToNothingIsRefusedWhereNotOptional() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      _ = Reading(value: ["links": ["https://a", "ftp://b"]])
+    }
+    #expect(stderrText(result).contains("Could not convert value 'ftp://b' to type 'WebAddress'."))
   }
 }
