@@ -60,7 +60,14 @@ final class ObservationFilter {
     self.nested = nested
   }
 
-  convenience init(keyPaths: [String]?, table: TableInfo, core: RealmCore) {
+  /// Origin classes of linking-objects properties the key paths name at the top level: a
+  /// change to who links to the object counts for an object observation.
+  private(set) var backlinkClasses: Set<String> = []
+
+  /// A filter for `keyPaths` on `table`. A collection property named as a whole follows its
+  /// objects' writes for a collection observation (`collectionsFollowElements`); for an object
+  /// observation, as in RealmSwift, only changes to the collection itself count.
+  convenience init(keyPaths: [String]?, table: TableInfo, core: RealmCore, collectionsFollowElements: Bool = true) {
     guard let keyPaths else {
       // Shared per class and remaining depth, so cycles of links stay small.
       var made: [String: ObservationFilter] = [:]
@@ -114,7 +121,7 @@ final class ObservationFilter {
         }
         let next = level.links[index] ?? Level(target)
         level.links[index] = next
-        if depth == parts.count - 1, property.collection != .none {
+        if depth == parts.count - 1, property.collection != .none, collectionsFollowElements {
           // A collection of objects observed as a whole: its objects' writes count too.
           next.names = nil
         }
@@ -130,6 +137,11 @@ final class ObservationFilter {
     prune(root)
     let built = root.filter()
     self.init(table: table, mask: built.mask, nested: built.nested)
+    backlinkClasses = Set(
+      (root.names ?? []).compactMap { index in
+        let property = table.properties[index]
+        return property.collection == .linkingObjects ? property.objectClassName : nil
+      })
   }
 
   /// Whether writes to `key` (with `summary`'s masks), or to the objects it links to as far as
@@ -174,6 +186,30 @@ final class ObservationFilter {
   /// Whether `summary` touches this filter's class or any class it follows links to.
   func mayBeAffected(_ summary: ChangeSummary) -> Bool {
     summary.changes(of: table.name) != nil || nestedMayBeAffected(summary)
+      || backlinkClasses.contains { summary.changes(of: $0) != nil }
+  }
+
+  /// Whether the set of objects linking to `key` through linking-objects property `index`
+  /// changed between `old` and now: an origin object inserted, deleted, or its link written so
+  /// that it links to `key` a different number of times.
+  func backlinksChanged(
+    _ index: Int, key: ObjectKey, summary: ChangeSummary, core: RealmCore, old: ReadTransaction
+  ) -> Bool {
+    let property = table.properties[index]
+    guard let originName = property.objectClassName, let changes = summary.changes(of: originName),
+      let origin = core.table(named: originName), let originProperty = property.linkOriginPropertyName,
+      let link = origin.propertyIndex[originProperty]
+    else { return false }
+    if changes.cleared { return true }
+    func count(_ row: [RowValue]?) -> Int {
+      guard let row, link < row.count else { return 0 }
+      return RealmCore.linkCount(row[link], to: key)
+    }
+    if changes.deleted.contains(where: { count(core.row(origin, $0, in: old)) > 0 }) { return true }
+    if changes.inserted.contains(where: { count(core.row(origin, $0)) > 0 }) { return true }
+    return changes.modified.contains { source, mask in
+      ChangeSummary.bit(mask, link) && count(core.row(origin, source)) != count(core.row(origin, source, in: old))
+    }
   }
 
   /// Whether `summary` touches a class this filter follows links to.
@@ -374,7 +410,7 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
     self.object = object
     self.table = table
     self.block = block
-    filter = ObservationFilter(keyPaths: keyPaths, table: table, core: core)
+    filter = ObservationFilter(keyPaths: keyPaths, table: table, core: core, collectionsFollowElements: false)
   }
 
   func update(core: RealmCore, old: ReadTransaction, summary: ChangeSummary, local: Bool) -> Bool {
@@ -388,8 +424,16 @@ final class ObjectObserver<T: ObjectBase>: RealmObserver {
     let row = core.row(table, key)
     let oldRow = local ? nil : core.row(table, key, in: old)
     var changes: [PropertyChange] = []
-    for (index, property) in table.properties.enumerated() where property.collection != .linkingObjects {
-      let direct = ChangeSummary.bit(written, index) && (filter.mask.map { ChangeSummary.bit($0, index) } ?? true)
+    for (index, property) in table.properties.enumerated() {
+      let named = filter.mask.map { ChangeSummary.bit($0, index) }
+      let direct: Bool
+      if property.collection == .linkingObjects {
+        // Only a key path names linking objects (RealmSwift: "owners", "owners.name").
+        guard named == true else { continue }
+        direct = filter.backlinksChanged(index, key: key, summary: summary, core: core, old: old)
+      } else {
+        direct = ChangeSummary.bit(written, index) && (named ?? true)
+      }
       var linked = false
       if !direct, let row { linked = filter.linkIsModified(index, key: key, row: row, summary: summary, core: core) }
       guard direct || linked else { continue }

@@ -208,6 +208,45 @@ struct NotificationTests {
     withExtendedLifetime([token, ageOnly]) {}
   }
 
+  /// RealmSwift's object key paths through collections and linking objects: a collection or
+  /// linking objects named as a whole report changes to who is in it, not writes to its
+  /// objects; a path through it reports writes to that property of its objects.
+  @Test func objectKeyPathsThroughListsAndLinkingObjects() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let dog = Dog()
+    let person = Person(id: 1, name: "a", age: 1)
+    try realm.write {
+      realm.add(person)
+      person.dogs.append(dog)
+    }
+    var seen: [String: [[String]]] = [:]
+    func watch<T: Object>(_ object: T, _ keyPath: String) -> NotificationToken {
+      object.observe(keyPaths: [keyPath]) { change in
+        if case .change(_, let properties) = change { seen[keyPath, default: []].append(properties.map(\.name)) }
+      }
+    }
+    let tokens = [
+      watch(dog, "walkers"), watch(dog, "walkers.name"), watch(person, "dogs"), watch(person, "dogs.name"),
+    ]
+    try realm.write { person.name = "b" }
+    #expect(seen == ["walkers.name": [["walkers"]]])
+    seen = [:]
+    try realm.write { dog.name = "Rex" }
+    #expect(seen == ["dogs.name": [["dogs"]]])
+    seen = [:]
+    try realm.write { dog.age = 3 }
+    #expect(seen == [:])
+    try realm.write {
+      let other = realm.create(Person.self, value: ["id": 2])
+      other.dogs.append(dog)
+    }
+    #expect(seen == ["walkers": [["walkers"]], "walkers.name": [["walkers"]]])
+    seen = [:]
+    try realm.write { person.dogs.append(Dog()) }
+    #expect(seen == ["dogs": [["dogs"]], "dogs.name": [["dogs"]]])
+    withExtendedLifetime(tokens) {}
+  }
+
   @Test func mapChangesByKey() throws {
     let realm = try Realm(configuration: memoryConfiguration())
     let person = Person(id: 1, name: "a", age: 1)
