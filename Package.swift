@@ -7,6 +7,7 @@ let package = Package(
     .library(name: "Shoal", targets: ["Shoal"]),
     .library(name: "ShoalStorage", targets: ["ShoalStorage"]),
     .library(name: "ShoalLogging", targets: ["ShoalLogging"]),
+    .library(name: "ShoalCombine", targets: ["ShoalCombine"]),
     .executable(name: "shoal", targets: ["shoal"]),
     .executable(name: "shoal-stress", targets: ["shoal-stress"]),
   ],
@@ -15,6 +16,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+    .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
   ],
   targets: [
     .systemLibrary(
@@ -38,6 +40,15 @@ let package = Package(
     .target(
       name: "ShoalLogging", dependencies: ["Shoal", .product(name: "Logging", package: "swift-log")],
       path: "Sources/ShoalLogging"),
+    // RealmSwift's Combine API through OpenCombine, in its own product so that `Shoal` users do
+    // not resolve OpenCombine.
+    .target(
+      name: "ShoalCombine",
+      dependencies: [
+        "Shoal", .product(name: "OpenCombine", package: "OpenCombine"),
+        .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+      ],
+      path: "Sources/ShoalCombine"),
     // Power-loss and corruption trials, shared by shoal-stress and the tests.
     .target(name: "ShoalTrials", dependencies: ["ShoalStorage"], path: "Sources/ShoalTrials"),
     .executableTarget(
@@ -82,7 +93,11 @@ let package = Package(
       name: "shoal-realm-worker", dependencies: ["Shoal", "ShoalSharedModels"], path: "Tools/shoal-realm-worker"),
     .testTarget(
       name: "ShoalTests",
-      dependencies: ["Shoal", "ShoalStorage", "ShoalLogging", "ShoalSharedModels", "shoal-realm-worker", "shoal"],
+      dependencies: [
+        "Shoal", "ShoalStorage", "ShoalLogging", "ShoalCombine", "ShoalSharedModels", "shoal-realm-worker", "shoal",
+        .product(name: "OpenCombine", package: "OpenCombine"),
+        .product(name: "OpenCombineDispatch", package: "OpenCombine"),
+      ],
       path: "Tests/ShoalTests"),
     .testTarget(
       name: "ShoalStorageTests",

@@ -391,9 +391,8 @@ extension Map: Equatable {
 }
 
 /// A key-value Realm collection (RealmSwift's `RealmKeyedCollection`): `Map`.
-public protocol RealmKeyedCollection: Sequence, CustomStringConvertible {
-  /// The type of the keys.
-  associatedtype Key: _MapKey
+public protocol RealmKeyedCollection: Sequence, ThreadConfined, CustomStringConvertible, _MapChangeCollection
+where Key: _MapKey {
   /// The type of the values.
   associatedtype Value: RealmCollectionValue
   /// The Realm of the collection, or nil when unmanaged.
@@ -442,6 +441,11 @@ public protocol RealmKeyedCollection: Sequence, CustomStringConvertible {
   func freeze() -> Self
   /// The live collection for a frozen one; nil when it no longer exists.
   func thaw() -> Self?
+  /// Calls `block` with the collection now and after each commit that changes it (see
+  /// `Map.observe(keyPaths:on:_:)`).
+  func observe(
+    keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (RealmMapChange<Self>) -> Void
+  ) -> NotificationToken
 }
 
 extension Map: RealmKeyedCollection {}

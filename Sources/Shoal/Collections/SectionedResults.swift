@@ -347,6 +347,39 @@ extension ResultsSection where T: ObjectBase {
   }
 }
 
+/// What `SectionedResults` and `ResultsSection` share (RealmSwift's `RealmSectionedResult`), so
+/// generic code, such as ShoalCombine's publishers, can observe, freeze and hand over either.
+///
+/// ```swift
+/// func watch<S: RealmSectionedResult>(_ sections: S) -> NotificationToken {
+///   sections.observe(keyPaths: nil, on: nil) { change in
+///     if case .update(let now, _, _, _, _, _) = change { print(now.count) }
+///   }
+/// }
+/// ```
+public protocol RealmSectionedResult: RandomAccessCollection, Equatable, ThreadConfined {
+  /// The Realm the collection belongs to.
+  var realm: Realm? { get }
+  /// Whether the collection can no longer be accessed.
+  var isInvalidated: Bool { get }
+  /// The number of elements (sections of `SectionedResults`, rows of a `ResultsSection`).
+  var count: Int { get }
+  /// Whether the collection is frozen.
+  var isFrozen: Bool { get }
+  /// A frozen snapshot of the collection, readable from any thread.
+  func freeze() -> Self
+  /// The live collection for a frozen one; itself when live.
+  func thaw() -> Self?
+  /// Calls `block` with the collection now and after each commit that changes it; see
+  /// `SectionedResults.observe(keyPaths:on:_:)`.
+  func observe(
+    keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (SectionedResultsChange<Self>) -> Void
+  ) -> NotificationToken
+}
+
+extension SectionedResults: RealmSectionedResult {}
+extension ResultsSection: RealmSectionedResult {}
+
 /// The changes to sectioned results (RealmSwift's `SectionedResultsChange`).
 public enum SectionedResultsChange<Collection> {
   /// The first evaluation.

@@ -129,6 +129,7 @@ public enum RealmMapChange<Collection: _MapChangeCollection> {
 
 /// A keyed collection `RealmMapChange` can describe. Not for direct use.
 public protocol _MapChangeCollection {
+  /// The type of the keys.
   associatedtype Key
 }
 extension Map: _MapChangeCollection {}

@@ -331,6 +331,14 @@ extension _ObservableObject {
 }
 
 extension ObjectBase {
+  /// Observes this object with changes typed as `T` (this object's class or a superclass), for
+  /// generic code such as ShoalCombine's publishers; use `observe(keyPaths:on:_:)`.
+  public func _observe<T: ObjectBase>(
+    keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<T>) -> Void
+  ) -> NotificationToken {
+    observeObject(keyPaths: keyPaths, on: queue, block)
+  }
+
   func observeObject<T: ObjectBase>(
     keyPaths: [String]?, on queue: DispatchQueue?, _ block: @escaping (ObjectChange<T>) -> Void
   ) -> NotificationToken {

@@ -17,9 +17,12 @@ public protocol ThreadConfined {
 }
 
 /// How a thread-confined value is found again in another Realm instance.
-enum ConfinedLocation: @unchecked Sendable {  // safe: immutable plain values, resolved once
+enum ConfinedLocation: @unchecked Sendable {  // safe: immutable plain values and a section key block, resolved once
   case object(table: String, key: ObjectKey)
   case collection(CollectionBlueprint)
+  /// Sectioned results: the results, the block giving an element's section key (it reads only
+  /// the element it is given, so any thread may call it), and for one section its key.
+  case sectioned(CollectionBlueprint, keyBlock: Any, section: AnyHashable?)
 }
 
 /// Values a `ThreadSafeReference` can carry.
@@ -194,10 +197,34 @@ extension Projection: ThreadConfined, ThreadSafeResolvable {
   }
 }
 
-// Sectioned results are thread-confined like the results they section; a
-// `ThreadSafeReference` carries the results (section them again after resolving).
-extension SectionedResults: ThreadConfined {}
-extension ResultsSection: ThreadConfined {}
+// Sectioned results are thread-confined like the results they section; a reference carries
+// the results and the key block, and sections them again where it is resolved.
+extension SectionedResults: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation {
+    .sectioned(CollectionBlueprint(results.state), keyBlock: keyBlock, section: nil)
+  }
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .sectioned(let blueprint, let block, _) = location, let state = blueprint.state(in: core),
+      let keyBlock = block as? (SectionElement) -> Key
+    else { return nil }
+    return SectionedResults(results: Results(state: state), keyBlock: keyBlock)
+  }
+}
+
+extension ResultsSection: ThreadConfined, ThreadSafeResolvable {
+  var confinedLocation: ConfinedLocation {
+    .sectioned(CollectionBlueprint(results.state), keyBlock: keyBlock, section: AnyHashable(key))
+  }
+  /// The section with the same key, empty when the resolving version has none.
+  static func resolve(_ location: ConfinedLocation, in core: RealmCore) -> Any? {
+    guard case .sectioned(let blueprint, let block, let section?) = location, let state = blueprint.state(in: core),
+      let keyBlock = block as? (T) -> Key, let key = section.base as? Key
+    else { return nil }
+    let sectioned = SectionedResults(results: Results(state: state), keyBlock: keyBlock)
+    return sectioned.first { $0.key == key }
+      ?? ResultsSection(key: key, results: sectioned.results, rows: [], keyBlock: keyBlock)
+  }
+}
 
 /// A property that may be passed between threads (RealmSwift's `@ThreadSafe`): it holds a
 /// thread-safe reference to a managed object or collection, resolved in the reading thread's
