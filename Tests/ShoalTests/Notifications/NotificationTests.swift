@@ -367,7 +367,7 @@ struct NotificationTests {
 struct AsyncChangeTests {
   @Test func resultsChangesArriveAsFrozenSnapshots() async throws {
     let config = fileConfiguration()
-    let stream = try { () throws -> AsyncStream<RealmCollectionChange<Results<Counter>>> in
+    let stream = try { () throws -> RealmChanges<RealmCollectionChange<Results<Counter>>> in
       let realm = try Realm(configuration: config)
       return realm.objects(Counter.self).sorted(byKeyPath: "name").changes()
     }()
@@ -392,7 +392,7 @@ struct AsyncChangeTests {
 
   @Test func objectChangesEndWithDeletion() async throws {
     let config = fileConfiguration()
-    let stream = try { () throws -> AsyncStream<ObjectChange<Counter>> in
+    let stream = try { () throws -> RealmChanges<ObjectChange<Counter>> in
       let realm = try Realm(configuration: config)
       let counter = Counter(value: ["a", 1])
       try realm.write { realm.add(counter) }
