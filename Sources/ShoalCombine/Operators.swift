@@ -358,7 +358,7 @@ public func changesetPublisher<T: ProjectionObservable>(_ projection: T, keyPath
   precondition(projection.realm != nil, "Only managed objects can be published")
   precondition(!projection.isInvalidated, "Object is invalidated or deleted")
   return RealmPublishers.ObjectChangeset<T> { queue, block in
-    projection.observe(keyPaths: keyPaths ?? [], on: queue, block)
+    projection.observe(keyPaths: keyPaths, on: queue, block)
   }
 }
 

@@ -126,11 +126,20 @@ extension Projection: RealmSubscribable {
   public func _observe<S: Subscriber>(_ keyPaths: [String]?, on queue: DispatchQueue?, _ subscriber: S)
     -> NotificationToken where S.Input: ProjectionObservable
   {
-    observe(keyPaths: keyPaths, on: queue) { change in
+    // The publisher's input is this projection's own class (a subclass of `Projection`), so
+    // the changes are made of that class.
+    guard let projection = self as? S.Input else {
+      fatalError("A publisher of \(S.Input.self) cannot observe a \(type(of: self))")
+    }
+    return Self.observe(projection, keyPaths, queue, subscriber)
+  }
+
+  private static func observe<P: ProjectionObservable, S: Subscriber>(
+    _ projection: P, _ keyPaths: [String]?, _ queue: DispatchQueue?, _ subscriber: S
+  ) -> NotificationToken where S.Input == P {
+    projection.observe(keyPaths: keyPaths, on: queue) { change in
       switch change {
-      case .change(let projection, _):
-        // `Self` here is the projection's own class, the subscriber's input type.
-        if let projection = projection as? S.Input { _ = subscriber.receive(projection) }
+      case .change(let projection, _): _ = subscriber.receive(projection)
       case .deleted, .error: subscriber.receive(completion: .finished)
       }
     }

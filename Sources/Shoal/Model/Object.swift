@@ -555,18 +555,40 @@ extension ObjectBase {
   }
 }
 
-/// Objects with a stable identity (RealmSwift's protocol, used by SwiftUI lists elsewhere):
-/// `id` is the same for every accessor of one stored object, in any thread or process, and
-/// for an unmanaged object it is that instance's identity.
-public protocol ObjectKeyIdentifiable: Identifiable, ObjectBase {
+/// Objects and projections with a stable identity (RealmSwift's protocol, used by SwiftUI
+/// lists elsewhere): `id` is the same for every accessor of one stored object, in any thread
+/// or process, and for an unmanaged object it is that instance's identity. A projection's `id`
+/// is its object's.
+///
+/// ```swift
+/// final class Dog: Object, ObjectKeyIdentifiable {
+///   @Persisted var name = ""
+/// }
+/// let ids = realm.objects(Dog.self).map(\.id)  // stable across threads and processes
+/// ```
+public protocol ObjectKeyIdentifiable: Identifiable {
   /// The stable identity of the object.
   var id: UInt64 { get }
 }
 
-extension ObjectKeyIdentifiable {
+/// The former, misspelled name of `ObjectKeyIdentifiable`.
+@available(*, deprecated, renamed: "ObjectKeyIdentifiable")
+public typealias ObjectKeyIdentifable = ObjectKeyIdentifiable
+
+extension ObjectKeyIdentifiable where Self: ObjectBase {
   /// For a managed object, a hash of its class name and object key, the same for every
   /// accessor of it; for an unmanaged object, the instance's address.
-  public var id: UInt64 {
+  public var id: UInt64 { _stableIdentity }
+}
+
+extension ObjectKeyIdentifiable where Self: ProjectionObservable {
+  /// The identity of the projected object.
+  public var id: UInt64 { rootObject._stableIdentity }
+}
+
+extension ObjectBase {
+  /// See `ObjectKeyIdentifiable.id`.
+  var _stableIdentity: UInt64 {
     guard _core != nil, let table = _table else {
       return UInt64(UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()))
     }

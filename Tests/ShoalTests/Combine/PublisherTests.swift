@@ -229,6 +229,32 @@ struct PublisherTests {
     withExtendedLifetime(cancellables) {}
   }
 
+  @Test func projectionPublishersSendTheProjectionsOwnClass() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    let person = Person(id: 1, name: "a", age: 1)
+    try realm.write { realm.add(person) }
+    let projection = PersonProjection(projecting: person)
+    let seen = Inbox<String>()
+    let values = valuePublisher(projection)
+      .sink(receiveCompletion: { _ in seen.put("finished") }, receiveValue: { seen.put("value \($0.displayName)") })
+    let changes = changesetPublisher(projection, keyPaths: ["years"])
+      .sink { change in
+        if case .change(let projected, let properties) = change {
+          seen.put("change \(projected.years) \(properties.map(\.name))")
+        }
+      }
+    let willChange = projection.objectWillChange.sink { seen.put("will change") }
+    try realm.write { person.age = 7 }
+    var first = Set<String>()
+    for _ in 0..<3 { if let item = seen.next() { first.insert(item) } }
+    #expect(first == ["value a", "change 7 [\"years\"]", "will change"])
+    try realm.write { person.name = "b" }
+    var second = Set<String>()
+    while let item = seen.nextWithin(0.2) { second.insert(item) }
+    #expect(second == ["value b", "will change"])
+    withExtendedLifetime((values, changes, willChange)) {}
+  }
+
   @Test func subscribingOnAnotherKindOfSchedulerIsRefused() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try Realm(configuration: memoryConfiguration())

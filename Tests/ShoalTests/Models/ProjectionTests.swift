@@ -10,8 +10,27 @@ final class PersonProjection: Projection<Person> {
   var initial: String { String(displayName.prefix(1)) }
 }
 
+final class IdentifiedPersonProjection: Projection<Person>, ObjectKeyIdentifiable {
+  @Projected(\Person.name) var displayName
+}
+
 @Suite("Projections")
 struct ProjectionTests {
+  @Test func aProjectionsIdentityIsItsObjects() throws {
+    var config = memoryConfiguration()
+    config.objectTypes = [Person.self, Dog.self, Address.self]
+    let realm = try Realm(configuration: config)
+    try realm.write {
+      realm.add(Person(id: 1, name: "a", age: 1))
+      realm.add(Person(id: 2, name: "b", age: 1))
+    }
+    let projections = realm.objects(IdentifiedPersonProjection.self)
+    #expect(projections[0].id == projections[0].id)
+    #expect(projections[0].id != projections[1].id)
+    let object = try #require(realm.object(ofType: Person.self, forPrimaryKey: 1))
+    #expect(IdentifiedPersonProjection(projecting: object).id == projections.first { $0.displayName == "a" }?.id)
+  }
+
   @Test func projectionsReadWriteQueryAndObserve() throws {
     let realm = try Realm(configuration: memoryConfiguration())
     try realm.write {
