@@ -31,7 +31,7 @@ lint:
 # (fetched only for this: SHOAL_DOCS=1) in a build folder of its own; any warning fails it.
 docs: deps
 	SHOAL_DOCS=1 $(SWIFT) package --scratch-path .build-docs generate-documentation \
-	  --target Shoal --target ShoalStorage --target ShoalLogging --warnings-as-errors
+	  --target Shoal --target ShoalStorage --target ShoalLogging --target ShoalCombine --warnings-as-errors
 	@echo "archives in .build-docs/plugins/Swift-DocC/outputs/"
 
 demo: deps

@@ -17,6 +17,8 @@ let package = Package(
     .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     // The object layer's counterpart: records over SQLite (WAL), for ObjectBenchmarks only.
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+    // bench-peer's Combine observer (ShoalCombine's publishers run on OpenCombine).
+    .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
   ],
   targets: [
     .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
@@ -97,6 +99,9 @@ let package = Package(
         "BenchEngines", "NotifyShared",
         .product(name: "ShoalStorage", package: rootIdentity),
         .product(name: "Shoal", package: rootIdentity),
+        .product(name: "ShoalCombine", package: rootIdentity),
+        .product(name: "OpenCombine", package: "OpenCombine"),
+        .product(name: "OpenCombineDispatch", package: "OpenCombine"),
       ],
       path: "Sources/bench-peer"
     ),

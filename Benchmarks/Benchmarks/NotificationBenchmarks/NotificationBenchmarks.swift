@@ -21,6 +21,10 @@
 //                               `commitWrite`) to the callback: includes the commit and its fsync
 //       The peer checks nothing; this process checks that each callback reports exactly the one
 //       modified object of the commit it waited for.
+//   notify-objects-latency 10k / shoal-combine, / shoal-async
+//       The same, with the peer subscribed through ShoalCombine (`changesetPublisher`
+//       subscribed on a serial queue, `sink`) or iterating the `changes()` async sequence:
+//       what a publisher or the async sequence adds to the callback (goal: within 1.2x).
 //   notify-objects-throughput 3k at 1k/s / shoal
 //       The peer (`observe … count`) counts the updates while this process inserts one object
 //       per commit (so the results grow from 10k to 13k objects; the insertions are deleted
@@ -198,10 +202,13 @@ func awaitCallback(_ peer: Peer, seq: Int) throws -> (publish: Int, stamp: Int, 
   return (publish, stamp, calledAt)
 }
 
-func latencyBenchmark() {
+/// The latency benchmark with the peer observing in `mode`: `latency` (a callback on a queue),
+/// `latency-combine` (ShoalCombine's `changesetPublisher` subscribed on a queue) or
+/// `latency-async` (the `changes()` async sequence); `side` names the row's side.
+func latencyBenchmark(side: String = "shoal", mode: String = "latency") {
   let state = LatencySession()
   Benchmark(
-    "notify-objects-latency 10k / shoal",
+    "notify-objects-latency 10k / \(side)",
     configuration: .init(
       metrics: [.wallClock, publishToCallbackMetric, returnToCallbackMetric, stampToCallbackMetric, commitMetric],
       warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 6)
@@ -230,8 +237,8 @@ func latencyBenchmark() {
   } setup: {
     do {
       let session = state.session
-      try session.create("notify-objects-latency")
-      try session.startObserver("latency")
+      try session.create("notify-objects-latency-\(side)")
+      try session.startObserver(mode)
       // A first commit through the whole path (the peer's first refresh is its slowest).
       let realm = try session.open()
       for _ in 0..<3 {
@@ -246,7 +253,7 @@ func latencyBenchmark() {
     }
   } teardown: {
     try state.session.close()
-    try writeResult("notify-objects-early-shoal.txt", "\(state.early) \(state.observed)")
+    try writeResult("notify-objects-early-\(side).txt", "\(state.early) \(state.observed)")
   }
 }
 
@@ -449,6 +456,8 @@ func freezeBenchmarks() {
 
 let benchmarks: @Sendable () -> Void = {
   latencyBenchmark()
+  latencyBenchmark(side: "shoal-combine", mode: "latency-combine")
+  latencyBenchmark(side: "shoal-async", mode: "latency-async")
   throughputBenchmark()
   freezeBenchmarks()
 }

@@ -11,6 +11,11 @@
 //       modified ones, <callback ns> is `wallClockNanoseconds()` when the callback started,
 //       and the publish timestamp is `Store.lastPublishTimestamp` read right then (the commit
 //       being reported is the newest one: the writer waits for this line before its next).
+//   bench-peer observe <file.realm> latency-combine
+//   bench-peer observe <file.realm> latency-async
+//       The same as latency, through ShoalCombine (`changesetPublisher.subscribe(on:)` on a
+//       serial queue, `sink`) or through the async sequence (`changes()`, iterated by a task):
+//       what those paths add to the callback's latency.
 //   bench-peer observe <file.realm> count
 //       The same, but the updates are counted instead of printed. `settle <count>` waits
 //       until a callback has reported results of <count> objects (10 s at most) and answers
@@ -26,7 +31,10 @@ import BenchEngines
 import Dispatch
 import Foundation
 import NotifyShared
+import OpenCombine
+import OpenCombineDispatch
 import Shoal
+import ShoalCombine
 import ShoalStorage
 import Synchronization
 
@@ -58,14 +66,15 @@ final class Observation: Sendable {
 }
 
 func observe(path: String, mode: String) throws {
-  guard mode == "latency" || mode == "count" else { fail("observe: mode must be latency or count, not \(mode)") }
+  let modes = ["latency", "latency-combine", "latency-async", "count"]
+  guard modes.contains(mode) else { fail("observe: mode must be one of \(modes), not \(mode)") }
   let counting = mode == "count"
   let realm = try Realm(configuration: quoteConfiguration(path))
   let store = try Store.open(path: path, options: StoreOptions(readOnly: true, create: false, cacheSize: 1 << 20))
   defer { store.close() }
   let observation = Observation()
   let queue = DispatchQueue(label: "bench-peer observer")
-  let token = realm.objects(Quote.self).observe(on: queue) { change in
+  let handle: @Sendable (RealmCollectionChange<Results<Quote>>) -> Void = { change in
     switch change {
     case .initial(let results):
       let count = results.count
@@ -101,6 +110,27 @@ func observe(path: String, mode: String) throws {
     case .error(let error):
       fail("observe: \(error)")
     }
+  }
+  // Keeps the observation alive: a token, a Combine subscription or the iterating task.
+  let token: NotificationToken
+  var subscription: AnyCancellable?
+  var iteration: Task<Void, Never>?
+  switch mode {
+  case "latency-combine":
+    token = NotificationToken()
+    subscription = realm.objects(Quote.self).changesetPublisher.subscribe(on: queue.ocombine).sink(receiveValue: handle)
+  case "latency-async":
+    token = NotificationToken()
+    let changes = realm.objects(Quote.self).changes()
+    iteration = Task.detached {
+      for await change in changes { handle(change) }
+    }
+  default:
+    token = realm.objects(Quote.self).observe(on: queue, handle)
+  }
+  defer {
+    subscription?.cancel()
+    iteration?.cancel()
   }
   defer { token.invalidate() }
   let deadline = monotonicSeconds() + 60

@@ -309,6 +309,12 @@ let throughput = ThroughputTotals("notify-throughput-shoal.txt")
 let othersCannotNotify = Array(repeating: cannotNotify, count: 3)
 let othersHaveNoFreeze = Array(repeating: Cell.text("-"), count: 3)
 
+/// Whether a publisher's or the async sequence's p50 is within 1.2x of the callback's, same run.
+let withinCallback: (Double, [Double?]) -> Bool = { shoal, _ in
+  guard let callback = figure(objectsLatency, objectsPublishToCallback, percentile: 50) else { return false }
+  return shoal <= 1.2 * callback
+}
+
 let notificationRows: [Row] = [
   Row(
     label: "Results of 10k, other process, p50",
@@ -318,6 +324,14 @@ let notificationRows: [Row] = [
     label: "Results of 10k, other process, p99",
     cells: [Cell(figure(objectsLatency, objectsPublishToCallback, percentile: 99))] + othersCannotNotify,
     target: "(none set)", meets: nil),
+  Row(
+    label: "the same through a Combine publisher, p50",
+    cells: [Cell(figure(objectsLatency + "-combine", objectsPublishToCallback, percentile: 50))] + othersCannotNotify,
+    target: "<=1.2x callback", meets: withinCallback),
+  Row(
+    label: "the same through the async sequence, p50",
+    cells: [Cell(figure(objectsLatency + "-async", objectsPublishToCallback, percentile: 50))] + othersCannotNotify,
+    target: "<=1.2x callback", meets: withinCallback),
   Row(
     label: "1k commits/s: callbacks delivered",
     cells: [Cell(throughput?.callbacksPerSecond)] + othersCannotNotify,
