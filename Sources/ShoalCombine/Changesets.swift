@@ -109,6 +109,49 @@ extension SectionedResultsChange: HandedOverChange where Collection: ThreadConfi
   }
 }
 
+/// How a changeset publisher registers its observation, and the queue it registers it on.
+struct Observation<Output> {
+  typealias Register = (_ queue: DispatchQueue?, _ send: @escaping (Output) -> Void) -> NotificationToken
+  let register: Register
+  let queue: DispatchQueue?
+  /// Whether a change ends the stream (an object's deletion) instead of being sent.
+  let isEnd: (Output) -> Bool
+
+  init(queue: DispatchQueue? = nil, isEnd: @escaping (Output) -> Bool = { _ in false }, _ register: @escaping Register)
+  {
+    self.register = register
+    self.queue = queue
+    self.isEnd = isEnd
+  }
+
+  /// The same observation registered on `scheduler`'s serial dispatch queue.
+  func on<S: Scheduler>(_ scheduler: S) -> Observation {
+    Observation(queue: RealmPublishers.queue(of: scheduler), isEnd: isEnd, register)
+  }
+
+  /// Subscribes `subscriber`; `saver` keeps the token where the user asked.
+  func subscribe<S: Subscriber>(_ subscriber: S, _ saver: TokenSaver? = nil) where S.Input == Output {
+    let token = RealmPublishers.subscribe(subscriber) {
+      register(queue) { change in
+        if isEnd(change) { subscriber.receive(completion: .finished) } else { _ = subscriber.receive(change) }
+      }
+    }
+    saver?.save(token)
+  }
+}
+
+/// Where a `…WithToken` publisher stores its notification token (`saveToken(on:at:)`).
+final class TokenSaver {
+  private let store: (NotificationToken) -> Void
+
+  init<T>(_ parent: T, _ keyPath: WritableKeyPath<T, NotificationToken?>) {
+    var parent = parent
+    store = { parent[keyPath: keyPath] = $0 }
+  }
+
+  func save(_ token: NotificationToken) { store(token) }
+}
+
 extension RealmPublishers {
   // MARK: Objects
 
@@ -120,43 +163,32 @@ extension RealmPublishers {
     /// This publisher reports errors through `ObjectChange.error`.
     public typealias Failure = Never
 
-    typealias Observe = (_ queue: DispatchQueue?, @escaping (Output) -> Void) -> NotificationToken
-    private let observe: Observe
-    private let queue: DispatchQueue?
+    let observation: Observation<Output>
 
-    init(_ observe: @escaping Observe, queue: DispatchQueue? = nil) {
-      self.observe = observe
-      self.queue = queue
+    init(_ register: @escaping Observation<Output>.Register) {
+      observation = Observation(isEnd: { if case .deleted = $0 { true } else { false } }, register)
+    }
+
+    init(_ observation: Observation<Output>) {
+      self.observation = observation
     }
 
     /// Stores the notification token of the subscription at `keyPath` of `tokenParent`.
     public func saveToken<T>(on tokenParent: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> ObjectChangesetWithToken<O, T>
     {
-      ObjectChangesetWithToken<O, T>(observe, queue, tokenParent, keyPath)
+      ObjectChangesetWithToken(observation, TokenSaver(tokenParent, keyPath))
     }
 
     /// Subscribes `subscriber` to the object's changes.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      _ = RealmPublishers.subscribe(subscriber) { ObjectChangeset.subscribe(observe, queue, subscriber) }
-    }
-
-    static func subscribe<S: Subscriber>(_ observe: Observe, _ queue: DispatchQueue?, _ subscriber: S)
-      -> NotificationToken where S.Input == ObjectChange<O>
-    {
-      observe(queue) { change in
-        if case .deleted = change {
-          subscriber.receive(completion: .finished)
-        } else {
-          _ = subscriber.receive(change)
-        }
-      }
+      observation.subscribe(subscriber)
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
     /// observation is made there. Any other scheduler stops the process.
     public func subscribe<S: Scheduler>(on scheduler: S) -> ObjectChangeset<O> {
-      ObjectChangeset(observe, queue: RealmPublishers.queue(of: scheduler))
+      ObjectChangeset(observation.on(scheduler))
     }
 
     /// Hands each change over to `scheduler`, its object through a `ThreadSafeReference`.
@@ -172,30 +204,22 @@ extension RealmPublishers {
     /// This publisher reports errors through `ObjectChange.error`.
     public typealias Failure = Never
 
-    private let observe: ObjectChangeset<O>.Observe
-    private let queue: DispatchQueue?
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let observation: Observation<Output>
+    private let saver: TokenSaver
 
-    init(
-      _ observe: @escaping ObjectChangeset<O>.Observe, _ queue: DispatchQueue?, _ tokenParent: T,
-      _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>
-    ) {
-      self.observe = observe
-      self.queue = queue
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
+      self.observation = observation
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) { ObjectChangeset.subscribe(observe, queue, subscriber) }
-      tokenParent[keyPath: tokenKeyPath] = token
+      observation.subscribe(subscriber, saver)
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue.
     public func subscribe<S: Scheduler>(on scheduler: S) -> ObjectChangesetWithToken<O, T> {
-      ObjectChangesetWithToken(observe, RealmPublishers.queue(of: scheduler), tokenParent, tokenKeyPath)
+      ObjectChangesetWithToken(observation.on(scheduler), saver)
     }
 
     /// Hands each change over to `scheduler`.
@@ -206,7 +230,8 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher made by `threadSafeReference()` on object changes.
+  /// A publisher made by `threadSafeReference()` on object changes: a later `receive(on:)` hands the
+  /// changes over through thread-safe references.
   public struct MakeThreadSafeObjectChangeset<Upstream: Publisher, T: ThreadConfined>: Publisher
   where Upstream.Output == ObjectChange<T> {
     /// The upstream's failure.
@@ -231,7 +256,8 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher that hands object changes over to a scheduler.
+  /// A publisher that hands object changes over to a scheduler: unmanaged and frozen values as they
+  /// are, live ones through a `ThreadSafeReference` resolved there.
   public struct DeferredHandoverObjectChangeset<Upstream: Publisher, T: ThreadConfined, S: Scheduler>: Publisher
   where Upstream.Output == ObjectChange<T> {
     /// The upstream's failure.
@@ -263,37 +289,36 @@ extension RealmPublishers {
     /// This publisher reports errors through `RealmCollectionChange.error`.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
+    let observation: Observation<Output>
 
     init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
       precondition(collection.realm != nil, "Only managed collections can be published")
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
+      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
+    }
+
+    init(_ observation: Observation<Output>) {
+      self.observation = observation
     }
 
     /// Stores the notification token of the subscription at `keyPath` of `object`.
     public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> CollectionChangesetWithToken<Collection, T>
     {
-      CollectionChangesetWithToken<Collection, T>(collection, keyPaths, queue, object, keyPath)
+      CollectionChangesetWithToken(observation, TokenSaver(object, keyPath))
     }
 
-    /// Subscribes `subscriber` to the collection's changes.
+    /// Subscribes `subscriber` to the changes.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      _ = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
+      observation.subscribe(subscriber)
     }
 
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`).
+    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
+    /// observation is made there. Any other scheduler stops the process.
     public func subscribe<S: Scheduler>(on scheduler: S) -> CollectionChangeset<Collection> {
-      CollectionChangeset(collection, keyPaths: keyPaths, queue: RealmPublishers.queue(of: scheduler))
+      CollectionChangeset(observation.on(scheduler))
     }
 
-    /// Hands each change over to `scheduler`, its collection through a `ThreadSafeReference`.
+    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
     public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverCollectionChangeset<Self, Collection, S> {
       DeferredHandoverCollectionChangeset(self, scheduler)
     }
@@ -306,35 +331,22 @@ extension RealmPublishers {
     /// This publisher reports errors through `RealmCollectionChange.error`.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let observation: Observation<Output>
+    private let saver: TokenSaver
 
-    init(
-      _ collection: Collection, _ keyPaths: [String]?, _ queue: DispatchQueue?, _ tokenParent: T,
-      _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>
-    ) {
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
+      self.observation = observation
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
-      tokenParent[keyPath: tokenKeyPath] = token
+      observation.subscribe(subscriber, saver)
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue.
     public func subscribe<S: Scheduler>(on scheduler: S) -> CollectionChangesetWithToken<Collection, T> {
-      CollectionChangesetWithToken(
-        collection, keyPaths, RealmPublishers.queue(of: scheduler), tokenParent, tokenKeyPath)
+      CollectionChangesetWithToken(observation.on(scheduler), saver)
     }
 
     /// Hands each change over to `scheduler`.
@@ -345,7 +357,8 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher made by `threadSafeReference()` on collection changes.
+  /// A publisher made by `threadSafeReference()` on collection changes: a later `receive(on:)` hands the
+  /// changes over through thread-safe references.
   public struct MakeThreadSafeCollectionChangeset<Upstream: Publisher, T: RealmCollection>: Publisher
   where Upstream.Output == RealmCollectionChange<T> {
     /// The upstream's failure.
@@ -370,7 +383,8 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher that hands collection changes over to a scheduler.
+  /// A publisher that hands collection changes over to a scheduler: unmanaged and frozen values as they
+  /// are, live ones through a `ThreadSafeReference` resolved there.
   public struct DeferredHandoverCollectionChangeset<Upstream: Publisher, T: RealmCollection, S: Scheduler>: Publisher
   where Upstream.Output == RealmCollectionChange<T> {
     /// The upstream's failure.
@@ -402,40 +416,38 @@ extension RealmPublishers {
     /// This publisher reports errors through `RealmMapChange.error`.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
+    let observation: Observation<Output>
 
     init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
       precondition(collection.realm != nil, "Only managed collections can be published")
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
+      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
+    }
+
+    init(_ observation: Observation<Output>) {
+      self.observation = observation
     }
 
     /// Stores the notification token of the subscription at `keyPath` of `object`.
     public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> MapChangesetWithToken<Collection, T>
     {
-      MapChangesetWithToken<Collection, T>(collection, keyPaths, queue, object, keyPath)
+      MapChangesetWithToken(observation, TokenSaver(object, keyPath))
     }
 
-    /// Subscribes `subscriber` to the map's changes.
+    /// Subscribes `subscriber` to the changes.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      _ = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
+      observation.subscribe(subscriber)
     }
 
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`).
+    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
+    /// observation is made there. Any other scheduler stops the process.
     public func subscribe<S: Scheduler>(on scheduler: S) -> MapChangeset<Collection> {
-      MapChangeset(collection, keyPaths: keyPaths, queue: RealmPublishers.queue(of: scheduler))
+      MapChangeset(observation.on(scheduler))
     }
 
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverKeyedCollectionChangeset<
-      Self, Collection, S
-    > {
+    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverKeyedCollectionChangeset<Self, Collection, S>
+    {
       DeferredHandoverKeyedCollectionChangeset(self, scheduler)
     }
   }
@@ -447,34 +459,22 @@ extension RealmPublishers {
     /// This publisher reports errors through `RealmMapChange.error`.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let observation: Observation<Output>
+    private let saver: TokenSaver
 
-    init(
-      _ collection: Collection, _ keyPaths: [String]?, _ queue: DispatchQueue?, _ tokenParent: T,
-      _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>
-    ) {
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
+      self.observation = observation
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
-      tokenParent[keyPath: tokenKeyPath] = token
+      observation.subscribe(subscriber, saver)
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue.
     public func subscribe<S: Scheduler>(on scheduler: S) -> MapChangesetWithToken<Collection, T> {
-      MapChangesetWithToken(collection, keyPaths, RealmPublishers.queue(of: scheduler), tokenParent, tokenKeyPath)
+      MapChangesetWithToken(observation.on(scheduler), saver)
     }
 
     /// Hands each change over to `scheduler`.
@@ -485,7 +485,8 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher made by `threadSafeReference()` on map changes.
+  /// A publisher made by `threadSafeReference()` on map changes: a later `receive(on:)` hands the
+  /// changes over through thread-safe references.
   public struct MakeThreadSafeKeyedCollectionChangeset<Upstream: Publisher, T: RealmKeyedCollection>: Publisher
   where Upstream.Output == RealmMapChange<T> {
     /// The upstream's failure.
@@ -510,10 +511,11 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher that hands map changes over to a scheduler.
-  public struct DeferredHandoverKeyedCollectionChangeset<
-    Upstream: Publisher, T: RealmKeyedCollection, S: Scheduler
-  >: Publisher where Upstream.Output == RealmMapChange<T> {
+  /// A publisher that hands map changes over to a scheduler: unmanaged and frozen values as they
+  /// are, live ones through a `ThreadSafeReference` resolved there.
+  public struct DeferredHandoverKeyedCollectionChangeset<Upstream: Publisher, T: RealmKeyedCollection, S: Scheduler>:
+    Publisher
+  where Upstream.Output == RealmMapChange<T> {
     /// The upstream's failure.
     public typealias Failure = Upstream.Failure
     /// The upstream's changes, resolved on the scheduler.
@@ -543,40 +545,38 @@ extension RealmPublishers {
     /// This publisher cannot fail.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
+    let observation: Observation<Output>
 
     init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
       precondition(collection.realm != nil, "Only managed collections can be published")
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
+      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
+    }
+
+    init(_ observation: Observation<Output>) {
+      self.observation = observation
     }
 
     /// Stores the notification token of the subscription at `keyPath` of `object`.
     public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> SectionedResultsChangesetWithToken<Collection, T>
     {
-      SectionedResultsChangesetWithToken<Collection, T>(collection, keyPaths, queue, object, keyPath)
+      SectionedResultsChangesetWithToken(observation, TokenSaver(object, keyPath))
     }
 
     /// Subscribes `subscriber` to the changes.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      _ = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
+      observation.subscribe(subscriber)
     }
 
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`).
+    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
+    /// observation is made there. Any other scheduler stops the process.
     public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangeset<Collection> {
-      SectionedResultsChangeset(collection, keyPaths: keyPaths, queue: RealmPublishers.queue(of: scheduler))
+      SectionedResultsChangeset(observation.on(scheduler))
     }
 
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<
-      Self, Collection, S
-    > {
+    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<Self, Collection, S>
+    {
       DeferredHandoverSectionedResultsChangeset(self, scheduler)
     }
   }
@@ -589,80 +589,65 @@ extension RealmPublishers {
     /// This publisher cannot fail.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
+    let observation: Observation<Output>
 
     init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
       precondition(collection.realm != nil, "Only managed collections can be published")
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
+      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
+    }
+
+    init(_ observation: Observation<Output>) {
+      self.observation = observation
     }
 
     /// Stores the notification token of the subscription at `keyPath` of `object`.
     public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> SectionedResultsChangesetWithToken<Collection, T>
     {
-      SectionedResultsChangesetWithToken<Collection, T>(collection, keyPaths, queue, object, keyPath)
+      SectionedResultsChangesetWithToken(observation, TokenSaver(object, keyPath))
     }
 
     /// Subscribes `subscriber` to the changes.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      _ = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
+      observation.subscribe(subscriber)
     }
 
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`).
+    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
+    /// observation is made there. Any other scheduler stops the process.
     public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangeset<Collection> {
-      SectionedResultsChangeset(collection, keyPaths: keyPaths, queue: RealmPublishers.queue(of: scheduler))
+      SectionedResultsChangeset(observation.on(scheduler))
     }
 
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<
-      Self, Collection, S
-    > {
+    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<Self, Collection, S>
+    {
       DeferredHandoverSectionedResultsChangeset(self, scheduler)
     }
   }
 
   /// `SectionedResultsChangeset` or `SectionChangeset` that stores its notification token.
   public final class SectionedResultsChangesetWithToken<Collection: RealmSectionedResult, T>: Publisher {
-    /// The changes.
+    /// The sectioned results' changes.
     public typealias Output = SectionedResultsChange<Collection>
     /// This publisher cannot fail.
     public typealias Failure = Never
 
-    private let collection: Collection
-    private let keyPaths: [String]?
-    private let queue: DispatchQueue?
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let observation: Observation<Output>
+    private let saver: TokenSaver
 
-    init(
-      _ collection: Collection, _ keyPaths: [String]?, _ queue: DispatchQueue?, _ tokenParent: T,
-      _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>
-    ) {
-      self.collection = collection
-      self.keyPaths = keyPaths
-      self.queue = queue
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
+      self.observation = observation
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) {
-        collection.observe(keyPaths: keyPaths, on: queue) { _ = subscriber.receive($0) }
-      }
-      tokenParent[keyPath: tokenKeyPath] = token
+      observation.subscribe(subscriber, saver)
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue.
     public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangesetWithToken<Collection, T> {
-      SectionedResultsChangesetWithToken(
-        collection, keyPaths, RealmPublishers.queue(of: scheduler), tokenParent, tokenKeyPath)
+      SectionedResultsChangesetWithToken(observation.on(scheduler), saver)
     }
 
     /// Hands each change over to `scheduler`.
@@ -673,7 +658,8 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher made by `threadSafeReference()` on sectioned results changes.
+  /// A publisher made by `threadSafeReference()` on sectioned results changes: a later `receive(on:)` hands the
+  /// changes over through thread-safe references.
   public struct MakeThreadSafeSectionedResultsChangeset<Upstream: Publisher, T: RealmSectionedResult>: Publisher
   where Upstream.Output == SectionedResultsChange<T> {
     /// The upstream's failure.
@@ -698,10 +684,11 @@ extension RealmPublishers {
     }
   }
 
-  /// A publisher that hands sectioned results changes over to a scheduler.
-  public struct DeferredHandoverSectionedResultsChangeset<
-    Upstream: Publisher, T: RealmSectionedResult, S: Scheduler
-  >: Publisher where Upstream.Output == SectionedResultsChange<T> {
+  /// A publisher that hands sectioned results changes over to a scheduler: unmanaged and frozen values as they
+  /// are, live ones through a `ThreadSafeReference` resolved there.
+  public struct DeferredHandoverSectionedResultsChangeset<Upstream: Publisher, T: RealmSectionedResult, S: Scheduler>:
+    Publisher
+  where Upstream.Output == SectionedResultsChange<T> {
     /// The upstream's failure.
     public typealias Failure = Upstream.Failure
     /// The upstream's changes, resolved on the scheduler.

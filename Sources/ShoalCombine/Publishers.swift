@@ -65,7 +65,7 @@ public enum RealmPublishers {
     public func saveToken<T>(on object: T, for keyPath: WritableKeyPath<T, NotificationToken?>)
       -> RealmWillChangeWithToken<T>
     {
-      RealmWillChangeWithToken<T>(realm, object, keyPath)
+      RealmWillChangeWithToken<T>(realm, TokenSaver(object, keyPath))
     }
 
     /// Subscribes `subscriber` to the Realm's notifications.
@@ -82,19 +82,16 @@ public enum RealmPublishers {
     public typealias Output = Void
 
     private let realm: Realm
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let saver: TokenSaver
 
-    init(_ realm: Realm, _ tokenParent: T, _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>) {
+    init(_ realm: Realm, _ saver: TokenSaver) {
       self.realm = realm
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) { realm.observe { _, _ in _ = subscriber.receive() } }
-      tokenParent[keyPath: tokenKeyPath] = token
+      saver.save(RealmPublishers.subscribe(subscriber) { realm.observe { _, _ in _ = subscriber.receive() } })
     }
   }
 
@@ -119,7 +116,7 @@ public enum RealmPublishers {
     public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> WillChangeWithToken<Collection, T>
     {
-      WillChangeWithToken<Collection, T>(collection, object, keyPath)
+      WillChangeWithToken<Collection, T>(collection, TokenSaver(object, keyPath))
     }
 
     /// Subscribes `subscriber` to the value's notifications.
@@ -137,19 +134,16 @@ public enum RealmPublishers {
     public typealias Output = Void
 
     private let object: Collection
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let saver: TokenSaver
 
-    init(_ object: Collection, _ tokenParent: T, _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>) {
+    init(_ object: Collection, _ saver: TokenSaver) {
       self.object = object
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) { object._observe(nil, subscriber) }
-      tokenParent[keyPath: tokenKeyPath] = token
+      saver.save(RealmPublishers.subscribe(subscriber) { object._observe(nil, subscriber) })
     }
   }
 
@@ -178,7 +172,7 @@ public enum RealmPublishers {
     public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
       -> ValueWithToken<Subscribable, T>
     {
-      ValueWithToken<Subscribable, T>(subscribable, keyPaths, queue, object, keyPath)
+      ValueWithToken<Subscribable, T>(subscribable, keyPaths, queue, TokenSaver(object, keyPath))
     }
 
     /// Subscribes `subscriber` to the value's notifications.
@@ -210,30 +204,24 @@ public enum RealmPublishers {
     private let object: Subscribable
     private let keyPaths: [String]?
     private let queue: DispatchQueue?
-    private var tokenParent: T
-    private let tokenKeyPath: WritableKeyPath<T, NotificationToken?>
+    private let saver: TokenSaver
 
-    init(
-      _ object: Subscribable, _ keyPaths: [String]?, _ queue: DispatchQueue?, _ tokenParent: T,
-      _ tokenKeyPath: WritableKeyPath<T, NotificationToken?>
-    ) {
+    init(_ object: Subscribable, _ keyPaths: [String]?, _ queue: DispatchQueue?, _ saver: TokenSaver) {
       precondition(object.realm != nil, "Only managed objects can be published")
       self.object = object
       self.keyPaths = keyPaths
       self.queue = queue
-      self.tokenParent = tokenParent
-      self.tokenKeyPath = tokenKeyPath
+      self.saver = saver
     }
 
     /// Subscribes `subscriber` and stores the token.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Failure, Output == S.Input {
-      let token = RealmPublishers.subscribe(subscriber) { object._observe(keyPaths, on: queue, subscriber) }
-      tokenParent[keyPath: tokenKeyPath] = token
+      saver.save(RealmPublishers.subscribe(subscriber) { object._observe(keyPaths, on: queue, subscriber) })
     }
 
     /// Delivers the values on `scheduler`, a serial dispatch queue (see `Value.subscribe(on:)`).
     public func subscribe<S: Scheduler>(on scheduler: S) -> ValueWithToken<Subscribable, T> {
-      ValueWithToken(object, keyPaths, RealmPublishers.queue(of: scheduler), tokenParent, tokenKeyPath)
+      ValueWithToken(object, keyPaths, RealmPublishers.queue(of: scheduler), saver)
     }
 
     /// Hands each value over to `scheduler` (see `Value.receive(on:)`).
