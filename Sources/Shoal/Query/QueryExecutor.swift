@@ -159,12 +159,29 @@ extension ResultsState {
       }
       return items.map { value($0, path: path, core: core) }
     }
-    if paths.count == 1, let order = Self.nativeOrder(keys(paths[0]), ascending: sorts[0].ascending) {
+    // As in Realm Core, an element whose path passes through a nil link sorts after every
+    // other element when ascending (before them when descending), and two such elements are
+    // ordered by the next descriptor.
+    func nilLinks(_ path: [QueryProperty]) -> [Bool]? {
+      guard path.count > 1 else { return nil }
+      let marks = items.map { item in
+        (1..<path.count).contains { value(item, path: Array(path[..<$0]), core: core).isNull }
+      }
+      return marks.contains(true) ? marks : nil
+    }
+    let broken = paths.map(nilLinks)
+    if paths.count == 1, broken[0] == nil,
+      let order = Self.nativeOrder(keys(paths[0]), ascending: sorts[0].ascending)
+    {
       return order
     }
     let columns = paths.map(keys)
     return items.indices.sorted { lhs, rhs in
       for (i, descriptor) in sorts.enumerated() {
+        if let marks = broken[i], marks[lhs] || marks[rhs] {
+          if marks[lhs] && marks[rhs] { continue }
+          return descriptor.ascending != marks[lhs]
+        }
         let a = columns[i][lhs]
         let b = columns[i][rhs]
         if QueryKeyPaths.sortsBefore(a, b) { return descriptor.ascending }

@@ -67,6 +67,24 @@ struct ResultsTests {
 
   /// Results become invalid when their Realm is invalidated, and collection-backed results
   /// when their owner is deleted.
+  /// Realm Core's rule: an object whose sort key path passes through a nil link comes after
+  /// every other one when ascending, before them when descending; two such objects are ordered
+  /// by the next descriptor.
+  @Test func sortingThroughANilLinkPutsTheObjectLastWhenAscending() throws {
+    let realm = try Realm(configuration: memoryConfiguration())
+    try realm.write {
+      realm.create(Person.self, value: ["id": 1, "name": "no dog b"])
+      realm.create(Person.self, value: ["id": 2, "name": "rex", "dog": ["name": "Rex"]])
+      realm.create(Person.self, value: ["id": 3, "name": "no dog a"])
+      realm.create(Person.self, value: ["id": 4, "name": "ace", "dog": ["name": "Ace"]])
+    }
+    let people = realm.objects(Person.self)
+    #expect(people.sorted(byKeyPath: "dog.name").map(\.id) == [4, 2, 1, 3])
+    #expect(people.sorted(byKeyPath: "dog.name", ascending: false).map(\.id) == [1, 3, 2, 4])
+    let twoKeys = people.sorted(by: [SortDescriptor(keyPath: "dog.name"), SortDescriptor(keyPath: "name")])
+    #expect(twoKeys.map(\.id) == [4, 2, 3, 1])
+  }
+
   @Test func invalidation() throws {
     let realm = try populated()
     let people = realm.objects(Person.self).filter("age > 30")
