@@ -96,9 +96,9 @@ open class Projection<Root: ObjectBase & RealmCollectionValue>: RealmCollectionV
   /// each other, as in RealmSwift.
   public static func == (lhs: Projection, rhs: Projection) -> Bool {
     if lhs.rootObject === rhs.rootObject { return true }
-    guard let left = lhs.rootObject._core, let right = rhs.rootObject._core, left.isFrozen == right.isFrozen,
-      !left.isFrozen || left.read?.version == right.read?.version
-    else { return false }
+    guard let left = lhs.rootObject._core, let right = rhs.rootObject._core, left.sameView(as: right) else {
+      return false
+    }
     return lhs.rootObject._table?.name == rhs.rootObject._table?.name && lhs.rootObject._key == rhs.rootObject._key
   }
   /// Hashes the root object's key when it is managed, the root instance's identity otherwise.

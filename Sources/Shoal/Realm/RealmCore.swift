@@ -135,11 +135,13 @@ final class RealmCore {
   func sharesFile(with other: RealmCore) -> Bool { file === other.file }
 
   /// Whether objects of `other` and of this Realm can be the same object, as RealmSwift's
-  /// `isSameObject` requires the same Realm: the same file, both live or both frozen at one
-  /// version (a frozen object is never the same as a live one).
+  /// `isSameObject` requires the same Realm: the same live Realm instance (one per thread,
+  /// queue or actor, so an object is never the same as its copy on another thread), or frozen
+  /// Realms of one file at one version (a frozen object is never the same as a live one).
   func sameView(as other: RealmCore) -> Bool {
-    guard file === other.file, isFrozen == other.isFrozen else { return false }
-    return !isFrozen || read?.version == other.read?.version
+    if self === other { return true }
+    guard file === other.file, isFrozen, other.isFrozen else { return false }
+    return read?.version == other.read?.version
   }
 
   // MARK: Transactions

@@ -530,7 +530,9 @@ struct ValueConformanceTests {
     #expect(byFlagThenDate.map(\.label) == ["t2", "t1", "f1", "f2"])
   }
 
-  /// Sorting through a link: an object without the link sorts as null, first.
+  /// Sorting through a link: an object without the link sorts after the others when ascending
+  /// and before them when descending (Realm Core's `Sorter`: "Sort null links at the end if
+  /// ascending"; RealmSwift's `CustomColumnResultsTest.testCustomColumnResultsSort` relies on it).
   @Test func sortByAPropertyOfALinkedObject() throws {
     let realm = try vconfRealm()
     try realm.write {
@@ -540,12 +542,12 @@ struct ValueConformanceTests {
       realm.add(VConfSortable(value: ["label": "mid", "dog": ["name": "Zed", "age": 4]]))
     }
     let all = realm.objects(VConfSortable.self)
-    #expect(all.sorted(byKeyPath: "dog.age").map(\.label) == ["none", "young", "mid", "old"])
-    #expect(all.sorted(byKeyPath: "dog.age", ascending: false).map(\.label) == ["old", "mid", "young", "none"])
-    #expect(all.sorted(byKeyPath: "dog.name").map(\.label) == ["none", "young", "old", "mid"])
+    #expect(all.sorted(byKeyPath: "dog.age").map(\.label) == ["young", "mid", "old", "none"])
+    #expect(all.sorted(byKeyPath: "dog.age", ascending: false).map(\.label) == ["none", "old", "mid", "young"])
+    #expect(all.sorted(byKeyPath: "dog.name").map(\.label) == ["young", "old", "mid", "none"])
     // A write to the linked object reorders the live results.
     try realm.write { all.filter("label == 'young'").first?.dog?.age = 20 }
-    #expect(all.sorted(byKeyPath: "dog.age").map(\.label) == ["none", "mid", "old", "young"])
+    #expect(all.sorted(byKeyPath: "dog.age").map(\.label) == ["mid", "old", "young", "none"])
   }
 
   // MARK: Model rules
@@ -602,6 +604,29 @@ struct ValueConformanceTests {
     let second = VConfOwner(value: ["id": 3])
     #expect(first == first && first != second)
     #expect(first.isSameObject(as: first) && !first.isSameObject(as: second))
+  }
+
+  /// RealmSwift's `isSameObject` needs the same Realm instance: an object and its copy in
+  /// another thread's Realm (here a dispatch queue's) are neither the same object nor equal,
+  /// while two accessors in one Realm are.
+  @Test func anObjectIsNotTheSameAsItsCopyInAnotherThreadsRealm() throws {
+    let config = fileConfiguration()
+    let realm = try Realm(configuration: config)
+    try realm.write { realm.add(VConfOwner(value: ["id": 1, "name": "Ann"])) }
+    let here = try #require(realm.object(ofType: VConfOwner.self, forPrimaryKey: 1))
+    let reference = ThreadSafeReference(to: here)
+    let queue = DispatchQueue(label: "another Realm")
+    let seen = Mutex<[Bool]>([])
+    queue.sync {
+      guard let other = try? Realm(configuration: config, queue: queue), let there = other.resolve(reference),
+        let again = other.object(ofType: VConfOwner.self, forPrimaryKey: 1)
+      else { return }
+      // Only identities and keys are compared, never values, so no Realm is read off its thread.
+      seen.withLock {
+        $0 = [there.isSameObject(as: here), there == here, there.isSameObject(as: again), there == again]
+      }
+    }
+    #expect(seen.withLock { $0 } == [false, false, true, true])
   }
 
   @Test func objectsWithoutAPrimaryKeyAreEqualOnlyToThemselvesUnlessFrozen() throws {
