@@ -24,10 +24,18 @@ final class ResultsState {
   /// The evaluated elements of frozen results (set once, then only read, from any thread).
   private var frozenItems: [RowValue]?
 
-  /// Evaluates the (frozen) collection now, so later reads write nothing.
-  func freezeItems() {
+  /// Evaluates the (frozen) collection now, so later reads write nothing; `live`'s evaluation
+  /// is taken instead when it is of the version this frozen collection is at (no commit or
+  /// refresh since, outside a write transaction), so freezing what was just read costs nothing.
+  func freezeItems(from live: ResultsState? = nil) {
     frozenItems = nil
-    frozenItems = items()
+    if let live, let core = live.core, !core.isInWriteTransaction, let cached = live.cached,
+      live.cachedStamp == core.stamp
+    {
+      frozenItems = cached
+    } else {
+      frozenItems = items()
+    }
   }
 
   /// The Realm's `invalidations` when the collection was made.

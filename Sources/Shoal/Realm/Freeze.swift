@@ -105,7 +105,7 @@ extension ResultsState {
     guard let state = CollectionBlueprint(self).state(in: frozenCore) else {
       fatalError("Cannot freeze a deleted collection")
     }
-    state.freezeItems()
+    state.freezeItems(from: self)
     return state
   }
 

@@ -255,6 +255,24 @@ struct PublisherTests {
     withExtendedLifetime((values, changes, willChange)) {}
   }
 
+  @Test func asyncOpenPublishesTheRealmOnTheReceivingQueue() throws {
+    let config = fileConfiguration()
+    let queue = DispatchQueue(label: "opened")
+    let key = DispatchSpecificKey<Bool>()
+    queue.setSpecific(key: key, value: true)
+    let seen = Inbox<String>()
+    let cancellable = Realm.asyncOpen(configuration: config)
+      .receive(on: queue.ocombine)
+      .sink(
+        receiveCompletion: { completion in
+          if case .finished = completion { seen.put("finished") }
+        },
+        receiveValue: { realm in seen.put("realm \(realm.isEmpty) \(DispatchQueue.getSpecific(key: key) == true)") })
+    #expect(seen.next() == "realm true true")
+    #expect(seen.next() == "finished")
+    withExtendedLifetime(cancellable) {}
+  }
+
   @Test func subscribingOnAnotherKindOfSchedulerIsRefused() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       let realm = try Realm(configuration: memoryConfiguration())
