@@ -707,4 +707,62 @@ extension RealmPublishers {
       RealmPublishers.handOver(upstream, to: scheduler, subscriber)
     }
   }
+
+  // MARK: Sections (RealmSwift declares these; `SectionChangeset.saveToken(on:at:)` returns the
+  // sectioned results' type, as there)
+
+  /// A section's changes that store their notification token.
+  public final class SectionChangesetWithToken<Collection: RealmSectionedResult, T>: Publisher {
+    /// The section's changes.
+    public typealias Output = SectionedResultsChange<Collection>
+    /// This publisher cannot fail.
+    public typealias Failure = Never
+
+    private let observation: Observation<Output>
+    private let saver: TokenSaver
+
+    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
+      self.observation = observation
+      self.saver = saver
+    }
+
+    /// Subscribes `subscriber` and stores the token.
+    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
+      observation.subscribe(subscriber, saver)
+    }
+
+    /// Delivers the changes on `scheduler`, a serial dispatch queue.
+    public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangesetWithToken<Collection, T> {
+      SectionedResultsChangesetWithToken(observation.on(scheduler), saver)
+    }
+
+    /// Hands each change over to `scheduler`.
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionChangeset<
+      SectionChangesetWithToken, Collection, S
+    > {
+      DeferredHandoverSectionChangeset(self, scheduler)
+    }
+  }
+
+  /// A publisher that hands a section's changes over to a scheduler.
+  public struct DeferredHandoverSectionChangeset<Upstream: Publisher, T: RealmSectionedResult, S: Scheduler>: Publisher
+  where Upstream.Output == SectionedResultsChange<T> {
+    /// The upstream's failure.
+    public typealias Failure = Upstream.Failure
+    /// The upstream's changes, resolved on the scheduler.
+    public typealias Output = Upstream.Output
+
+    private let upstream: Upstream
+    private let scheduler: S
+
+    init(_ upstream: Upstream, _ scheduler: S) {
+      self.upstream = upstream
+      self.scheduler = scheduler
+    }
+
+    /// Subscribes `subscriber` to the handed-over changes.
+    public func receive<Sub>(subscriber: Sub) where Sub: Subscriber, Sub.Failure == Failure, Output == Sub.Input {
+      RealmPublishers.handOver(upstream, to: scheduler, subscriber)
+    }
+  }
 }
