@@ -74,6 +74,9 @@ final class ChangeChannel<Element>: Sendable {
   /// The queue the observation delivers on.
   let queue = DispatchQueue(label: "io.shoal.changes")
 
+  /// How many changes wait for the consumer (for tests: at most one once the queue is suspended).
+  var pendingCount: Int { state.withLock { $0.pending.count } }
+
   /// Keeps `token` to invalidate when the stream ends (at once if it has ended).
   func attach(_ token: NotificationToken) {
     let ended = state.withLock { state in

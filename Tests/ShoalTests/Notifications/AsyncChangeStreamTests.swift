@@ -19,6 +19,17 @@ struct AsyncChangeStreamTests {
     return count.withLock { $0 }
   }
 
+  /// Whether `condition` holds within 10 s, checked every 5 ms (a bounded wait for work other
+  /// threads do without telling anyone: a queue suspending, a Realm letting its version go).
+  private func eventually(_ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+      guard ContinuousClock.now < deadline else { return false }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+  }
+
   private func commit(_ config: Realm.Configuration, times: Int) -> Bool {
     Thread.detachAndWait {
       let realm = try Realm(configuration: config)
@@ -38,9 +49,11 @@ struct AsyncChangeStreamTests {
       return
     }
     #expect(initial.isEmpty)
-    // The consumer sleeps (holding `initial`) while 1,000 commits land.
+    // The consumer does not ask for more (holding `initial`) while 1,000 commits land; the
+    // observation queue hands over one change and is suspended behind it.
     #expect(commit(config, times: 1000))
-    try await Task.sleep(for: .milliseconds(300))
+    #expect(try await eventually { stream.owner.channel.pendingCount > 0 })
+    #expect(stream.owner.channel.pendingCount == 1)
     // Besides the newest version: the one `initial` holds and the one waiting to be handed over.
     #expect(activeVersions(config) <= 3)
     var inserted = 0
@@ -61,22 +74,21 @@ struct AsyncChangeStreamTests {
       let realm = try Realm(configuration: config)
       return realm.objects(Counter.self).changes()
     }()
-    let started = Mutex(false)
+    let (started, signal) = AsyncStream<Void>.makeStream()
     let consumer = Task {
       var seen = 0
       for await _ in stream {
         seen += 1
-        started.withLock { $0 = true }
+        signal.yield()
       }
       return seen
     }
-    while !started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+    for await _ in started { break }  // the consumer has its first change
     consumer.cancel()
     #expect(await consumer.value >= 1)
-    // The observation has stopped: later commits pin nothing on its behalf.
+    // The observation has stopped: after later commits, only the newest version is in use.
     #expect(commit(config, times: 3))
-    try await Task.sleep(for: .milliseconds(100))
-    #expect(activeVersions(config) == 1)
+    #expect(try await eventually { activeVersions(config) == 1 })
   }
 
   @Test func everyObservableTypeHasAChangeStream() async throws {
