@@ -162,20 +162,16 @@ extension ResultsState {
     // As in Realm Core, an element whose path passes through a nil link sorts after every
     // other element when ascending (before them when descending), and two such elements are
     // ordered by the next descriptor.
-    func nilLinks(_ path: [QueryProperty]) -> [Bool]? {
+    // Only an element whose key is null can have met a nil link on the way.
+    let columns = paths.map(keys)
+    let broken = zip(paths, columns).map { path, keys -> [Bool]? in
       guard path.count > 1 else { return nil }
-      let marks = items.map { item in
-        (1..<path.count).contains { value(item, path: Array(path[..<$0]), core: core).isNull }
-      }
+      let marks = items.indices.map { keys[$0].isNull && passesThroughNilLink(items[$0], path: path, core: core) }
       return marks.contains(true) ? marks : nil
     }
-    let broken = paths.map(nilLinks)
-    if paths.count == 1, broken[0] == nil,
-      let order = Self.nativeOrder(keys(paths[0]), ascending: sorts[0].ascending)
-    {
+    if paths.count == 1, broken[0] == nil, let order = Self.nativeOrder(columns[0], ascending: sorts[0].ascending) {
       return order
     }
-    let columns = paths.map(keys)
     return items.indices.sorted { lhs, rhs in
       for (i, descriptor) in sorts.enumerated() {
         if let marks = broken[i], marks[lhs] || marks[rhs] {
@@ -230,12 +226,14 @@ extension ResultsState {
     let paths = distinct.map { resolve($0, core: core) }
     var seen = Set<[RowValue]>()
     return items.filter { item in
-      for path in paths where path.count > 1 {
-        for length in 1..<path.count where value(item, path: Array(path[..<length]), core: core).isNull {
-          return false
-        }
-      }
+      if paths.contains(where: { passesThroughNilLink(item, path: $0, core: core) }) { return false }
       return seen.insert(paths.map { value(item, path: $0, core: core) }).inserted
     }
+  }
+
+  /// Whether following `path` from `item` meets a nil link before its last property.
+  private func passesThroughNilLink(_ item: RowValue, path: [QueryProperty], core: RealmCore) -> Bool {
+    guard path.count > 1 else { return false }
+    return (1..<path.count).contains { value(item, path: Array(path[..<$0]), core: core).isNull }
   }
 }
