@@ -5,13 +5,16 @@ import Synchronization
 // element carries frozen values (readable on any thread or task); iterate with `for await`,
 // and stop by leaving the loop or cancelling the task (the observation ends with the stream).
 //
-// Memory stays bounded however slow the consumer is. The observation runs on a queue of the
-// stream's own; when a change is waiting for the consumer, that queue is suspended, so its
-// Realm stays at the waiting change's version and later commits pile up nowhere. When the
-// consumer takes the change, the queue resumes, refreshes once to the newest version, and the
-// observer reports everything since in one change set (the callbacks' coalescing). So a stream
-// pins at most the version of the change it is waiting to hand over, besides the one the
-// consumer holds.
+// The observation runs in the consuming task, not on a thread of its own. Each stream has a
+// private queue its Realm is confined to; that queue carries a `CommitGate`, so a commit does
+// not refresh the Realm there but only tells the stream that one arrived (waking a waiting
+// consumer). The consumer then refreshes the Realm through the queue, on its own thread
+// (`DispatchQueue.sync` runs an idle queue's work on the caller), and the observer's change
+// set for every commit since the last one it took comes back. So a change reaches the
+// consumer with one thread wake, as a callback does, and memory stays bounded however slow
+// the consumer is: commits that land while it is busy only mark the stream, its Realm stays
+// at the version of the change the consumer holds, and the next refresh coalesces them all
+// (the callbacks' coalescing). A stream pins at most that one version.
 
 /// An asynchronous sequence of change notifications, each carrying frozen values: what
 /// `changes(keyPaths:)` returns on `Results`, `List`, `MutableSet`, `LinkingObjects`,
@@ -30,7 +33,9 @@ import Synchronization
 /// ```
 ///
 /// A consumer that falls behind gets one change covering every commit it missed, never a
-/// backlog: the stream holds at most one undelivered change (and its pinned version). Leaving
+/// backlog: each change is computed when the consumer asks for it, in the consuming task, so
+/// commits landing in between only mark the stream, and it pins at most the version of the
+/// change last handed over. Leaving
 /// the loop, dropping the iterator or cancelling the consuming task ends the observation and
 /// releases its version.
 public struct RealmChanges<Element>: AsyncSequence, Sendable {
@@ -59,23 +64,52 @@ struct FrozenChange<Element>: @unchecked Sendable {  // safe: carries only froze
   let value: Element
 }
 
-/// The hand-over between the observation queue and the consumer (see the file comment).
+/// Set on a stream's queue (as its queue-specific value) so that the Realm confined to the
+/// queue hands each commit's refresh to the stream instead of running it there.
+final class CommitGate: Sendable {
+  /// The queue-specific key the gate is stored under.
+  static let key = DispatchSpecificKey<CommitGate>()
+  /// Called on the store's listener thread for each commit, with the refresh to run on the queue.
+  let arrived: @Sendable (_ refresh: @escaping @Sendable () -> Void) -> Void
+
+  init(arrived: @escaping @Sendable (_ refresh: @escaping @Sendable () -> Void) -> Void) {
+    self.arrived = arrived
+  }
+}
+
+/// The hand-over between the observation and the consumer (see the file comment).
 final class ChangeChannel<Element>: Sendable {
+  /// What a waiting consumer is woken with.
+  private enum Step {
+    case change(FrozenChange<Element>)
+    /// A commit arrived: run the refresh on the queue, then look again.
+    case refresh(@Sendable () -> Void)
+    case ended
+  }
+
   private struct State {
-    /// Changes offered and not yet taken; one in practice (the queue is suspended after it).
+    /// Changes offered and not yet taken: the initial one, or what the consumer's last
+    /// refresh produced.
     var pending: [FrozenChange<Element>] = []
-    var waiter: CheckedContinuation<FrozenChange<Element>?, Never>?
+    var waiter: CheckedContinuation<Step, Never>?
+    /// The refresh to run before the consumer's next change: a commit arrived since the last.
+    var refresh: (@Sendable () -> Void)?
     var finished = false
-    var suspended = false
     var token: NotificationToken?
   }
 
   private let state = Mutex(State())
-  /// The queue the observation delivers on.
+  /// The queue the observation's Realm is confined to.
   let queue = DispatchQueue(label: "io.shoal.changes")
 
-  /// How many changes wait for the consumer (for tests: at most one once the queue is suspended).
+  init() {
+    queue.setSpecific(key: CommitGate.key, value: CommitGate { [weak self] refresh in self?.arrived(refresh) })
+  }
+
+  /// How many changes wait for the consumer (for tests).
   var pendingCount: Int { state.withLock { $0.pending.count } }
+  /// Whether a commit arrived that the consumer has not refreshed to yet (for tests).
+  var commitWaiting: Bool { state.withLock { $0.refresh != nil } }
 
   /// Keeps `token` to invalidate when the stream ends (at once if it has ended).
   func attach(_ token: NotificationToken) {
@@ -86,17 +120,32 @@ final class ChangeChannel<Element>: Sendable {
     if ended { token.invalidate() }
   }
 
-  /// Called on `queue` with each change: hands it to a waiting consumer, or keeps it and
-  /// suspends the queue until the consumer takes it. After the `last` change (an object's
-  /// deletion) the observation stops and the stream ends once the consumer has it.
+  /// A commit arrived (on the store's listener thread): wakes a waiting consumer to run
+  /// `refresh`, or keeps it for the consumer's next call.
+  private func arrived(_ refresh: @escaping @Sendable () -> Void) {
+    let waiter = state.withLock { state -> CheckedContinuation<Step, Never>? in
+      guard !state.finished else { return nil }
+      guard let waiter = state.waiter else {
+        state.refresh = refresh
+        return nil
+      }
+      state.waiter = nil
+      return waiter
+    }
+    waiter?.resume(returning: .refresh(refresh))
+  }
+
+  /// Called on `queue` with each change: hands it to a waiting consumer, or keeps it for the
+  /// next call. After the `last` change (an object's deletion) the observation stops and the
+  /// stream ends once the consumer has it.
   func offer(_ change: Element, last: Bool = false) {
     let frozen = FrozenChange(value: change)
-    let (waiter, token) = state.withLock {
-      state -> (CheckedContinuation<FrozenChange<Element>?, Never>?, NotificationToken?) in
+    let (waiter, token) = state.withLock { state -> (CheckedContinuation<Step, Never>?, NotificationToken?) in
       if state.finished { return (nil, nil) }
       var token: NotificationToken?
       if last {
         state.finished = true
+        state.refresh = nil
         token = state.token
         state.token = nil
       }
@@ -105,57 +154,62 @@ final class ChangeChannel<Element>: Sendable {
         return (waiter, token)
       }
       state.pending.append(frozen)
-      if !last, !state.suspended {
-        // Takes effect when the current block on `queue` returns.
-        state.suspended = true
-        queue.suspend()
-      }
       return (nil, token)
     }
     token?.invalidate()
-    waiter?.resume(returning: frozen)
+    waiter?.resume(returning: .change(frozen))
+  }
+
+  /// What the consumer does next without waiting, or nil after registering `waiter` (when
+  /// given) to be woken.
+  private func step(waiter: CheckedContinuation<Step, Never>?) -> Step? {
+    state.withLock { state in
+      if !state.pending.isEmpty { return .change(state.pending.removeFirst()) }
+      if let refresh = state.refresh {
+        state.refresh = nil
+        return .refresh(refresh)
+      }
+      if state.finished { return .ended }
+      if let waiter { state.waiter = waiter }
+      return nil
+    }
   }
 
   /// The next change, waiting for one; nil once ended. Cancelling the task ends the stream.
   func next() async -> Element? {
-    let change = await withTaskCancellationHandler {
-      await withCheckedContinuation { (continuation: CheckedContinuation<FrozenChange<Element>?, Never>) in
-        let (ready, resume) = state.withLock { state -> (FrozenChange<Element>??, Bool) in
-          if !state.pending.isEmpty {
-            let change = state.pending.removeFirst()
-            let resume = state.pending.isEmpty && state.suspended
-            if resume { state.suspended = false }
-            return (.some(change), resume)
+    while true {
+      var next = step(waiter: nil)
+      if next == nil {
+        next = await withTaskCancellationHandler {
+          await withCheckedContinuation { (continuation: CheckedContinuation<Step, Never>) in
+            if let ready = step(waiter: continuation) { continuation.resume(returning: ready) }
           }
-          if state.finished { return (.some(nil), false) }
-          state.waiter = continuation
-          return (nil, false)
+        } onCancel: {
+          finish()
         }
-        if resume { queue.resume() }
-        if let ready { continuation.resume(returning: ready) }
       }
-    } onCancel: {
-      finish()
+      switch next {
+      case .change(let change): return change.value
+      case .refresh(let refresh): queue.sync(execute: refresh)
+      case .ended, nil: return nil
+      }
     }
-    return change?.value
   }
 
   /// Ends the stream: the consumer gets nil, the observation stops and its versions go.
   func finish() {
-    let (waiter, token, resume) = state.withLock { state in
+    let (waiter, token) = state.withLock { state in
       state.finished = true
       state.pending.removeAll()
-      let resume = state.suspended
-      state.suspended = false
+      state.refresh = nil
       defer {
         state.waiter = nil
         state.token = nil
       }
-      return (state.waiter, state.token, resume)
+      return (state.waiter, state.token)
     }
-    waiter?.resume(returning: nil)
+    waiter?.resume(returning: .ended)
     token?.invalidate()
-    if resume { queue.resume() }
   }
 
   /// A stream fed by the observation `observe` registers on the channel's queue; `observe` gets

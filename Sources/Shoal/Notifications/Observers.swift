@@ -592,7 +592,12 @@ extension RealmCore {
     let held: CoreBox? = nil
     switch deliveryMode {
     case .queue(let queue):
-      wakeToken = store.addChangeListener { _, _ in queue.async { (held?.core ?? weak.core)?.wake() } }
+      if let gate = queue.getSpecific(key: CommitGate.key) {
+        // A change stream's queue: its consumer runs the refresh (see AsyncChanges.swift).
+        wakeToken = store.addChangeListener { _, _ in gate.arrived { (held?.core ?? weak.core)?.wake() } }
+      } else {
+        wakeToken = store.addChangeListener { _, _ in queue.async { (held?.core ?? weak.core)?.wake() } }
+      }
     case .currentThread where Thread.isMainThread:
       wakeToken = store.addChangeListener { _, _ in DispatchQueue.main.async { weak.core?.wake() } }
     case .runLoop(let scheduler):
