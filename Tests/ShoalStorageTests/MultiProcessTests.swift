@@ -440,6 +440,40 @@ import Testing
     #expect(store.activeVersionCount == 1)
   }
 
+  /// A process keeps the reader slots of released snapshots for its next ones (a pin is then
+  /// two stores, no claim), but an emptied slot pins nothing: versions are freed for writers
+  /// in this and other processes as soon as the last snapshot of them ends.
+  @Test func releasedSnapshotsPinNothingThoughTheirSlotsAreKept() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file())
+    try store.write { try $0.createKeyspace("kv") }
+    var snapshots: [ReadTransaction] = []
+    for i in 0..<4 {
+      snapshots.append(try store.beginRead())
+      try store.write { try $0.put([UInt8(i)], forKey: [UInt8(i)], in: "kv") }
+    }
+    #expect(store.activeVersionCount == 5)
+    #expect(Set(store.pins().map(\.version)) == Set(snapshots.map(\.version)))
+    for snapshot in snapshots { snapshot.close() }
+    #expect(store.pins().isEmpty)
+    #expect(store.activeVersionCount == 1)
+    #expect(store.oldestPinnedVersion == store.latestVersion)
+    // Another process sees no pin either, and its commits reuse the freed space.
+    let child = try Child.worker("put", file: dir.file(), ["--key", "from-child", "--value", "hello"])
+    _ = try child.line(startingWith: "committed")
+    #expect(child.wait() == 0)
+    #expect(store.pins().isEmpty)
+    // The kept slots serve the next snapshots, each pinning its own version again.
+    let again = try store.beginRead()
+    let same = try store.beginRead()
+    #expect(store.pins().map(\.version) == [store.latestVersion])
+    try store.write { try $0.put([9], forKey: [9], in: "kv") }
+    let newer = try store.beginRead()
+    #expect(store.pins().map(\.version) == [again.version, newer.version])
+    for snapshot in [again, same, newer] { snapshot.close() }
+    #expect(store.pins().isEmpty)
+  }
+
   @Test func theVersionLimitErrorSaysWhoPinsTheOldestVersion() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file(), options: StoreOptions(maximumNumberOfActiveVersions: 2))

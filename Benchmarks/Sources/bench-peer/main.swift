@@ -14,6 +14,10 @@
 //   bench-peer observe <file.realm> <latency|count>
 //       Observes the Realm's `Results` of every `Quote` on a queue, for NotificationBenchmarks;
 //       see Observe.swift.
+//   bench-peer snapshots <file.shoal> <count>
+//       Not used by the benchmarks: for profiling (`valgrind --tool=callgrind`) what the
+//       snapshot row measures. Opens (creating, with one entry) the store, takes and releases
+//       <count> snapshots one after the other, and prints `<ns per snapshot>`.
 //
 // A peer exits when its stdin closes (or on `quit`), and also when the process that started
 // it dies (it checks its parent every 50 ms), so it never outlives a benchmark that failed.
@@ -101,6 +105,26 @@ func commit(kind: EngineKind, directory: String, writer: Int, count: Int) throws
   }
 }
 
+func snapshots(path: String, count: Int) throws {
+  let store = try Store.open(path: path)
+  defer { store.close() }
+  if try store.read({ try !$0.hasKeyspace("kv") }) {
+    try store.write { txn in
+      try txn.createKeyspace("kv")
+      try txn.put([1], forKey: [1], in: "kv")
+    }
+  }
+  var sum: UInt64 = 0
+  let start = monotonicSeconds()
+  for _ in 0..<count {
+    let txn = try store.beginRead()
+    sum &+= txn.version
+    txn.close()
+  }
+  let elapsed = monotonicSeconds() - start
+  say("\(Int(elapsed * 1e9) / max(count, 1)) \(sum == 0 ? "" : "ns")")
+}
+
 watchParent()
 let arguments = CommandLine.arguments
 do {
@@ -109,6 +133,9 @@ do {
     try notify(path: arguments[2])
   case "observe" where arguments.count == 4:
     try observe(path: arguments[2], mode: arguments[3])
+  case "snapshots" where arguments.count == 4:
+    guard let count = Int(arguments[3]) else { fail("bad arguments \(arguments)") }
+    try snapshots(path: arguments[2], count: count)
   case "commit" where arguments.count == 6:
     guard let kind = EngineKind(rawValue: arguments[2]), let writer = Int(arguments[4]),
       let count = Int(arguments[5])
@@ -117,7 +144,7 @@ do {
   default:
     fail(
       "usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count> | "
-        + "bench-peer observe <file.realm> <latency|count>")
+        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count>")
   }
 } catch {
   fail("\(error)")

@@ -26,7 +26,12 @@ enum ValueView {
 
 /// Read-only walks of a tree whose nodes may be committed images or dirty copies.
 struct TreeNavigator: Sendable {
-  let load: @Sendable (BlockPointer) throws -> NodeImage
+  /// Where the nodes are read from, and the end of the snapshot's allocated space.
+  let blocks: BlockReader
+  let limit: UInt64
+
+  /// The node at `p`, verified and cached.
+  @inline(__always) func load(_ p: BlockPointer) throws -> NodeImage { try blocks.node(p, limit: limit) }
 
   func resolve(_ slot: ChildSlot) throws -> NodeRef {
     switch slot {

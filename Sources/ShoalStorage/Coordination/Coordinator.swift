@@ -24,7 +24,7 @@ protocol Coordinator: AnyObject, Sendable {
   /// Publishes a new newest version to every process and wakes those waiting for it.
   func publish(_ meta: Meta)
   /// Pins the newest version; returns it.
-  func pinLatest() throws -> Meta
+  func pinLatest() throws -> DecodedMeta
   /// Pins `meta`, a version this process is committing and has not published yet (the writer
   /// lock is held), so that it is pinned from the moment any reader can see it.
   func pinUnpublished(_ meta: Meta) throws
@@ -60,7 +60,12 @@ final class LocalCoordinator: Coordinator {
   func latestHoldingWriterLock() -> Meta { latest() }
 
   private struct State {
-    var meta: Meta
+    var meta: Meta {
+      get { current.meta }
+      set { current = DecodedMeta(newValue) }
+    }
+    /// The newest version, as snapshots share it.
+    var current: DecodedMeta
     var pins: [UInt64: (count: Int, since: UInt64)] = [:]
     var publishedAt: UInt64 = 0
   }
@@ -73,7 +78,7 @@ final class LocalCoordinator: Coordinator {
 
   init(meta: Meta, follow: (@Sendable (Meta) -> Meta)? = nil) {
     self.follow = follow
-    state = Mutex(State(meta: meta))
+    state = Mutex(State(current: DecodedMeta(meta)))
     sequence = FutexWord.processPrivate()
     sequence.store(UInt32(truncatingIfNeeded: meta.version))
   }
@@ -106,11 +111,11 @@ final class LocalCoordinator: Coordinator {
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
   }
 
-  func pinLatest() throws -> Meta {
+  func pinLatest() throws -> DecodedMeta {
     state.withLock { s in
       followFile(&s)
-      LocalCoordinator.pin(s.meta.version, in: &s)
-      return s.meta
+      LocalCoordinator.pin(s.current.meta.version, in: &s)
+      return s.current
     }
   }
 
@@ -163,3 +168,57 @@ final class LocalCoordinator: Coordinator {
 #elseif canImport(Musl)
   import Musl
 #endif
+
+/// A meta record decoded from the lock file, shared by reference: taking a snapshot of an
+/// unchanged version copies it once. `slot` and `sequence` are the seqlock values it was read
+/// under (zero for one that was not read from a slot).
+final class DecodedMeta: Sendable {
+  let meta: Meta
+  let slot: UInt64
+  let sequence: UInt64
+
+  init(_ meta: Meta, slot: UInt64 = .max, sequence: UInt64 = .max) {
+    self.meta = meta
+    self.slot = slot
+    self.sequence = sequence
+  }
+}
+
+/// The versions one process pins, each with its reader slot and how many of the process's
+/// snapshots hold it. Almost always one version (the newest), kept inline; others in a list.
+struct PinTable {
+  private var first: (version: UInt64, slot: Int, count: Int) = (0, 0, 0)
+  private var others: [(version: UInt64, slot: Int, count: Int)] = []
+
+  /// Counts one more snapshot of `version` if it is pinned already; false if it is not.
+  mutating func retain(_ version: UInt64) -> Bool {
+    if first.count > 0, first.version == version {
+      first.count += 1
+      return true
+    }
+    guard let i = others.firstIndex(where: { $0.version == version }) else { return false }
+    others[i].count += 1
+    return true
+  }
+
+  /// Records the first snapshot of `version`, in reader slot `slot`.
+  mutating func add(_ version: UInt64, slot: Int) {
+    if first.count == 0 {
+      first = (version, slot, 1)
+    } else {
+      others.append((version, slot, 1))
+    }
+  }
+
+  /// Counts one snapshot of `version` less; returns its reader slot when that was the last.
+  mutating func release(_ version: UInt64) -> Int? {
+    if first.count > 0, first.version == version {
+      first.count -= 1
+      return first.count == 0 ? first.slot : nil
+    }
+    guard let i = others.firstIndex(where: { $0.version == version }) else { return nil }
+    others[i].count -= 1
+    guard others[i].count == 0 else { return nil }
+    return others.remove(at: i).slot
+  }
+}

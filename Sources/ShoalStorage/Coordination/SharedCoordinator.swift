@@ -100,8 +100,41 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   private let processIndex: Int
 
   private struct LocalPins {
-    /// version -> (slot index, readers in this process, since)
-    var pins: [UInt64: (slot: Int, count: Int, since: UInt64)] = [:]
+    /// The versions this process pins: a handful at most, so a list beats a dictionary.
+    var pins = PinTable()
+    /// The reader slot this process claimed last: tried first by the next claim.
+    var lastSlot = 0
+    /// Reader slots this process still owns with no version in them (version word 0), kept
+    /// for its next pin as LMDB keeps a thread's slot: pinning one is two stores, no claim.
+    /// At most two, inline; -1 for none.
+    var idleSlots: (Int, Int) = (-1, -1)
+
+    mutating func takeIdleSlot() -> Int? {
+      if idleSlots.0 >= 0 {
+        defer { idleSlots.0 = -1 }
+        return idleSlots.0
+      }
+      if idleSlots.1 >= 0 {
+        defer { idleSlots.1 = -1 }
+        return idleSlots.1
+      }
+      return nil
+    }
+
+    /// Keeps `slot` for a later pin; false when two are kept already.
+    mutating func keepIdleSlot(_ slot: Int) -> Bool {
+      if idleSlots.0 < 0 {
+        idleSlots.0 = slot
+      } else if idleSlots.1 < 0 {
+        idleSlots.1 = slot
+      } else {
+        return false
+      }
+      return true
+    }
+    /// The meta the last pin found: while still the published one, the next pin needs no
+    /// other lock.
+    var lastSeen: DecodedMeta?
     var reclaimed = 0
   }
   private let local = Mutex(LocalPins())
@@ -455,7 +488,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// The last meta decoded, by seqlock value: taking a snapshot of an unchanged version
   /// decodes nothing.
-  private let decoded = Mutex<(slot: UInt64, sequence: UInt64, meta: Meta)?>(nil)
+  private let decoded = Mutex<DecodedMeta?>(nil)
+
+  /// This process's id, for the reader slots it claims (`getpid` is a system call).
+  private let pid = UInt64(getpid())
 
   /// Whether this coordinator's `dataFD` holds the writer lock. Its mutex also serialises
   /// this process's publishes, and a repair of an unfinished publish against them and against
@@ -479,16 +515,19 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     return !isBroken && magic == SharedCoordinator.magic && layout == SharedCoordinator.layoutVersion
   }
 
-  func latest() -> Meta {
+  func latest() -> Meta { latestDecoded().meta }
+
+  /// The published meta, held by reference (a snapshot copies it once, not at every step).
+  private func latestDecoded() -> DecodedMeta {
     var attempts = 0
     while true {
-      if let meta = readPublished() { return meta }
+      if let decoded = readPublished() { return decoded }
       // A lock file cut short reads as zeros here, never as a whole publish.
-      if isBroken, let meta = lastResort() { return meta }
+      if isBroken, let meta = lastResort() { return DecodedMeta(meta) }
       // A publish is in progress: its writer may have been preempted mid-write (wait for it,
       // yielding the core it may need) or killed (then the writer lock is free: repair).
       attempts += 1
-      if attempts % 64 == 0, let repaired = recoverFromUnfinishedPublish() { return repaired }
+      if attempts % 64 == 0, let repaired = recoverFromUnfinishedPublish() { return DecodedMeta(repaired) }
       if attempts < 64 {
         continue
       } else if attempts < 256 {
@@ -499,13 +538,23 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
   }
 
+  /// Whether `decoded` is still the published meta: the current slot and its sequence are
+  /// those it was read under.
+  /// Sequentially consistent (a plain load on x86): after claiming a reader slot, this is the
+  /// second look at the newest version, which must not move before the slot's store.
+  private func isPublished(_ decoded: DecodedMeta) -> Bool {
+    let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .sequentiallyConsistent) & 1
+    let slot = SharedCoordinator.offsetSeqlock + Int(current) * SharedCoordinator.slotSize
+    return current == decoded.slot && word(slot).load(ordering: .sequentiallyConsistent) == decoded.sequence
+  }
+
   /// The published meta, or nil while a publish is in progress (or was cut short).
-  private func readPublished() -> Meta? {
+  private func readPublished() -> DecodedMeta? {
     let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .acquiring) & 1
     let slot = SharedCoordinator.offsetSeqlock + Int(current) * SharedCoordinator.slotSize
     let seq = word(slot)
     let s1 = seq.load(ordering: .acquiring)
-    if let hit = decoded.withLock({ $0 }), hit.slot == current, hit.sequence == s1 { return hit.meta }
+    if let hit = decoded.withLock({ $0 }), hit.slot == current, hit.sequence == s1 { return hit }
     // Odd: a publisher is writing this slot, which happens only after two publishes since
     // this reader looked at the current slot (the caller reads again).
     guard s1 & 1 == 0 else { return nil }
@@ -517,8 +566,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
     Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
     guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) else { return nil }
-    decoded.withLock { $0 = (current, s1, meta) }
-    return meta
+    let fresh = DecodedMeta(meta, slot: current, sequence: s1)
+    decoded.withLock { $0 = fresh }
+    return fresh
   }
 
   func latestHoldingWriterLock() throws -> Meta {
@@ -579,7 +629,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// file again (the caller holds the writer lock and `writer`'s mutex); nil when neither
   /// meta slot is valid.
   private func republishNewestLocked() throws(StorageError) -> Meta? {
-    if let meta = readPublished() { return meta }
+    if let decoded = readPublished() { return decoded.meta }
     let newest: Meta?
     do {
       newest = try CommitChain.adoptNewestCommit(in: dataFile)
@@ -606,23 +656,34 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   private func readerOffset(_ i: Int) -> Int { SharedCoordinator.offsetReaders + i * ReaderSlot.size }
 
-  func pinLatest() throws -> Meta {
+  func pinLatest() throws -> DecodedMeta {
     try local.withLock { l in
       while true {
-        let meta = latest()
-        let v = meta.version
-        if let pin = l.pins[v] {
-          l.pins[v] = (pin.slot, pin.count + 1, pin.since)
-          return meta
+        let newest: DecodedMeta
+        if let seen = l.lastSeen, isPublished(seen) {
+          newest = seen
+        } else {
+          newest = latestDecoded()
+          l.lastSeen = newest
         }
+        let v = newest.meta.version
+        if l.pins.retain(v) { return newest }
         // A free reader slot: claim it, publish the version, then check it is still the
         // newest (a writer that began before the slot was visible may free older versions).
-        guard let index = claimReaderSlot(version: v) else { throw readerSlotsExhausted() }
-        if latest().version == v {
-          l.pins[v] = (index, 1, EngineClock.now())
-          return meta
+        let index: Int
+        if let idle = l.takeIdleSlot() {
+          index = idle
+          fill(readerSlot: idle, version: v)
+        } else {
+          guard let claimed = claimReaderSlot(version: v, hint: l.lastSlot) else { throw readerSlotsExhausted() }
+          index = claimed
+          l.lastSlot = claimed
         }
-        releaseReaderSlot(index)
+        if isPublished(newest) || latestDecoded().meta.version == v {
+          l.pins.add(v, slot: index)
+          return newest
+        }
+        empty(readerSlot: index, into: &l)
       }
     }
   }
@@ -630,52 +691,78 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   func pinUnpublished(_ meta: Meta) throws {
     try local.withLock { l in
       let v = meta.version
-      if let pin = l.pins[v] {
-        l.pins[v] = (pin.slot, pin.count + 1, pin.since)
+      if l.pins.retain(v) { return }
+      // Newer than anything published, and the writer lock is held: nothing can free it.
+      if let idle = l.takeIdleSlot() {
+        fill(readerSlot: idle, version: v)
+        l.pins.add(v, slot: idle)
         return
       }
-      // Newer than anything published, and the writer lock is held: nothing can free it.
-      guard let index = claimReaderSlot(version: v) else { throw readerSlotsExhausted() }
-      l.pins[v] = (index, 1, EngineClock.now())
+      guard let index = claimReaderSlot(version: v, hint: l.lastSlot) else { throw readerSlotsExhausted() }
+      l.lastSlot = index
+      l.pins.add(v, slot: index)
     }
   }
 
   /// The error for a full reader-slot table, naming who holds the slots.
   private func readerSlotsExhausted() -> StorageError {
     var holders: [Int32: Int] = [:]
-    for pin in pins() { holders[pin.pid, default: 0] += 1 }
+    for i in 0..<SharedCoordinator.readerSlots where word(readerOffset(i)).load(ordering: .acquiring) != 0 {
+      holders[Int32(truncatingIfNeeded: word(readerOffset(i) + ReaderSlot.pid).load(ordering: .relaxed)), default: 0] +=
+        1
+    }
     return .slotsExhausted(path: lockPath, kind: "reader", limit: SharedCoordinator.readerSlots, holders: holders)
   }
 
-  private func claimReaderSlot(version: UInt64) -> Int? {
+  /// Claims a free reader slot for `version`, trying `hint` (the one this process used last,
+  /// likely free again and in its cache) first, and only slots that look free.
+  private func claimReaderSlot(version: UInt64, hint: Int) -> Int? {
     let owner = UInt64(processIndex + 1)
-    for i in 0..<SharedCoordinator.readerSlots {
+    let count = SharedCoordinator.readerSlots
+    for step in 0..<count {
+      let i = (hint + step) % count
       let o = readerOffset(i)
-      if word(o).compareExchange(expected: 0, desired: owner, ordering: .sequentiallyConsistent).exchanged {
-        word(o + ReaderSlot.since).store(EngineClock.now(), ordering: .relaxed)
-        word(o + ReaderSlot.pid).store(UInt64(getpid()), ordering: .relaxed)
-        word(o + ReaderSlot.version).store(version, ordering: .sequentiallyConsistent)
-        return i
-      }
+      guard word(o).load(ordering: .relaxed) == 0,
+        word(o).compareExchange(expected: 0, desired: owner, ordering: .sequentiallyConsistent).exchanged
+      else { continue }
+      word(o + ReaderSlot.pid).store(pid, ordering: .relaxed)
+      fill(readerSlot: i, version: version)
+      return i
     }
     return nil
   }
 
+  /// Puts `version` into a reader slot this process owns.
+  private func fill(readerSlot i: Int, version: UInt64) {
+    let o = readerOffset(i)
+    // Pin ages are reported in seconds: the coarse clock (a few ms) is precise enough.
+    word(o + ReaderSlot.since).store(EngineClock.coarseNow(), ordering: .relaxed)
+    // Sequentially consistent: ordered before the caller's second look at the newest version.
+    word(o + ReaderSlot.version).store(version, ordering: .sequentiallyConsistent)
+  }
+
+  /// Takes the version out of a reader slot this process owns, keeping the slot for the next
+  /// pin (or freeing it when two are kept already, so that one process never holds many of
+  /// the table's slots unused). Releasing is enough: the reads made under the
+  /// pin happen before a writer that sees the version gone reuses what it protected; a writer
+  /// that still sees the old value keeps more than needed, never less.
+  private func empty(readerSlot i: Int, into l: inout LocalPins) {
+    guard l.keepIdleSlot(i) else { return releaseReaderSlot(i) }
+    word(readerOffset(i) + ReaderSlot.version).store(0, ordering: .releasing)
+  }
+
+  /// Frees a reader slot. Releasing is enough: the reads made under the pin happen before a
+  /// writer that sees the slot free reuses what it protected; a writer that still sees the
+  /// old value keeps more than needed, never less.
   private func releaseReaderSlot(_ i: Int) {
     let o = readerOffset(i)
-    word(o + ReaderSlot.version).store(0, ordering: .sequentiallyConsistent)
-    word(o).store(0, ordering: .sequentiallyConsistent)
+    word(o + ReaderSlot.version).store(0, ordering: .releasing)
+    word(o).store(0, ordering: .releasing)
   }
 
   func unpin(_ version: UInt64) {
     local.withLock { l in
-      guard let pin = l.pins[version] else { return }
-      if pin.count > 1 {
-        l.pins[version] = (pin.slot, pin.count - 1, pin.since)
-      } else {
-        l.pins[version] = nil
-        releaseReaderSlot(pin.slot)
-      }
+      if let slot = l.pins.release(version) { empty(readerSlot: slot, into: &l) }
     }
   }
 
@@ -734,11 +821,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)
       guard word(o).load(ordering: .acquiring) != 0 else { continue }
+      // 0: a slot its process keeps for its next pin, or one being claimed: no pin.
+      let version = word(o + ReaderSlot.version).load(ordering: .relaxed)
+      guard version != 0 else { continue }
       let since = word(o + ReaderSlot.since).load(ordering: .relaxed)
       result.append(
         PinInfo(
-          pid: Int32(truncatingIfNeeded: word(o + ReaderSlot.pid).load(ordering: .relaxed)),
-          version: word(o + ReaderSlot.version).load(ordering: .relaxed),
+          pid: Int32(truncatingIfNeeded: word(o + ReaderSlot.pid).load(ordering: .relaxed)), version: version,
           ageSeconds: since == 0 ? 0 : Double(now &- since) / 1e9))
     }
     return result.sorted { $0.version < $1.version }

@@ -3,25 +3,29 @@
 #endif
 
 /// Reads and verifies blocks: bounds, checksum, decompression; nodes go through the cache.
-struct BlockReader: Sendable {
+/// A class, so that a snapshot holding one costs one reference count, not one per field.
+final class BlockReader: Sendable {
   let file: StorageFile
   let cache: NodeCache
   /// For a snapshot of a reader outside the file's session (see `Store.isDetached`): its
   /// version, and how to find the file's newest commit.
-  var detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)?
+  let detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)?
 
-  init(file: StorageFile, cache: NodeCache) {
+  init(
+    file: StorageFile, cache: NodeCache, detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)? = nil
+  ) {
     self.file = file
     self.cache = cache
+    self.detachedSnapshot = detachedSnapshot
   }
 
   /// This reader, for a snapshot `meta` read outside the file's session: a block that fails
   /// its check while the file has newer commits was reused by them, which is reported as
   /// `snapshotUnavailable`, not as corruption.
   func following(snapshot meta: Meta, in file: StorageFile) -> BlockReader {
-    var reader = self
-    reader.detachedSnapshot = (meta.version, { CommitChain.newestCommit(after: meta, in: file).version })
-    return reader
+    BlockReader(
+      file: self.file, cache: cache,
+      detachedSnapshot: (meta.version, { CommitChain.newestCommit(after: meta, in: file).version }))
   }
 
   /// The error for a block that fails its check: `corrupt`, unless a detached snapshot's

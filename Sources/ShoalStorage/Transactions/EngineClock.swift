@@ -13,6 +13,14 @@ enum EngineClock {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
   }
 
+  /// `now()` to within a few milliseconds (CLOCK_REALTIME_COARSE), several times cheaper: for
+  /// ages reported in seconds.
+  static func coarseNow() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+  }
+
   /// `duration` in whole nanoseconds (0 for a negative one), at most `Int.max`.
   static func nanoseconds(_ duration: Duration) -> Int {
     let (seconds, attoseconds) = duration.components

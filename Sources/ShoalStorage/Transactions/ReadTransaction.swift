@@ -5,28 +5,33 @@ import Synchronization
 public final class ReadTransaction: Sendable {
   /// The store the snapshot belongs to.
   public let store: Store
-  /// The meta record of the pinned version.
-  package let meta: Meta
+  /// The meta record of the pinned version, shared with the other snapshots of it.
+  private let published: DecodedMeta
   private let released = Atomic<Bool>(false)
   let reader: SnapshotReader
 
-  init(store: Store, meta: Meta) {
+  /// The meta record of the pinned version.
+  package var meta: Meta { published.meta }
+
+  convenience init(store: Store, meta: Meta) { self.init(store: store, published: DecodedMeta(meta)) }
+
+  init(store: Store, published: DecodedMeta) {
     self.store = store
-    self.meta = meta
-    let blocks = store.isDetached ? store.blocks.following(snapshot: meta, in: store.file) : store.blocks
-    let limit = meta.fileEnd
-    reader = SnapshotReader(
-      nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
+    self.published = published
+    let blocks =
+      store.isDetached ? store.blocks.following(snapshot: published.meta, in: store.file) : store.blocks
+    let limit = published.meta.fileEnd
+    reader = SnapshotReader(nav: TreeNavigator(blocks: blocks, limit: limit))
   }
 
   deinit { close() }
 
   /// The pinned version.
-  public var version: UInt64 { meta.version }
+  public var version: UInt64 { published.meta.version }
 
   /// Releases the pin. Reading after `close()` is not allowed.
   public func close() {
-    if !released.exchange(true, ordering: .acquiringAndReleasing) { store.unpin(meta.version) }
+    if !released.exchange(true, ordering: .acquiringAndReleasing) { store.unpin(published.meta.version) }
   }
 
   private func checkOpen() throws {

@@ -1,11 +1,10 @@
 /// The read operations every transaction offers, over one tree root.
 struct SnapshotReader: Sendable {
+  /// Walks the trees; its blocks and limit (every block of the snapshot lies below it) are
+  /// the reader's.
   let nav: TreeNavigator
-  let blocks: BlockReader
-  /// Every block of the snapshot lies below this offset.
-  let limit: UInt64
 
-  func blob(_ p: BlockPointer) throws -> [UInt8] { try blocks.read(p, limit: limit) }
+  func blob(_ p: BlockPointer) throws -> [UInt8] { try nav.blocks.read(p, limit: nav.limit) }
 
   func withValue<R>(_ root: ChildSlot?, _ key: [UInt8], _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
     guard let root else { return try body(nil) }

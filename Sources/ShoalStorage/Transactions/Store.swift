@@ -51,6 +51,8 @@ public final class Store: Sendable {
   }
 
   private let state = Mutex(State())
+  /// `state.closed`, readable without the lock (a snapshot checks it).
+  private let isClosed = Atomic<Bool>(false)
   private let writerGate = DispatchSemaphore(value: 1)
   /// Async writes of this process whose helper thread waits for the writer lock.
   let asyncWriteWaiters = Atomic<Int>(0)
@@ -194,6 +196,7 @@ public final class Store: Sendable {
   public func close() {
     let wasOpen = state.withLock { state -> Bool in
       defer { state.closed = true }
+      isClosed.store(true, ordering: .releasing)
       return !state.closed
     }
     if wasOpen { Log.write(.detail, .storage, "Closed \(path)") }
@@ -224,8 +227,8 @@ public final class Store: Sendable {
   /// Begins a read transaction at the newest version. Pinning costs no system call. It may
   /// be used from any thread.
   public func beginRead() throws -> ReadTransaction {
-    if state.withLock({ $0.closed }) { throw StorageError.closed(path: path) }
-    return ReadTransaction(store: self, meta: try coordinator.pinLatest())
+    if isClosed.load(ordering: .acquiring) { throw StorageError.closed(path: path) }
+    return ReadTransaction(store: self, published: try coordinator.pinLatest())
   }
 
   /// Runs `body` in a read transaction.

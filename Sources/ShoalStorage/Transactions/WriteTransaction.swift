@@ -55,8 +55,7 @@ public final class WriteTransaction {
     historyRoot = base.history.isNull ? nil : .clean(base.history, 0)
     let blocks = store.blocks
     let limit = base.fileEnd
-    reader = SnapshotReader(
-      nav: TreeNavigator(load: { try blocks.node($0, limit: limit) }), blocks: blocks, limit: limit)
+    reader = SnapshotReader(nav: TreeNavigator(blocks: blocks, limit: limit))
     let version = base.version + 1
     editor = TreeEditor(nav: reader.nav) { [unowned self] p in
       self.freeSpace.free(offset: p.offset, length: p.extentLength, version: version)
