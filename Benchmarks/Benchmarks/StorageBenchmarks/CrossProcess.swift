@@ -23,6 +23,10 @@
 //                              250 durable single-entry commits to one fresh database at the
 //                              same time (Shoal .full, LMDB default sync, SQLite WAL with
 //                              synchronous=FULL and a busy timeout); time until the last is done.
+//   contended-commits-loaded 4x250 / E  the same with 3 `bench-peer spin` processes (busy
+//                              loops at nice 10, started in setup and stopped in teardown, the
+//                              same for every engine) beside the writers: what other CPU load
+//                              does to writers that wait for each other.
 //
 // bench-peer is found next to this executable (bench.sh builds it) or at $SHOAL_BENCH_PEER
 // (see `Peer` in Sources/BenchEngines/PeerProcess.swift). Peers are stopped in teardown, on any
@@ -230,23 +234,30 @@ func notifyLatencyBenchmark() {
 
 final class ContentionSession {
   var peers: [Peer] = []
+  /// The busy loops of the loaded variant.
+  var spinners: [Peer] = []
   var directory: String?
   var round = 0
   /// What `Engine.scan()` must return once every round so far is committed.
   var expectedScan = 0
 
   func stopPeers() {
-    stopAll(peers)
+    stopAll(peers + spinners)
     peers = []
+    spinners = []
   }
 }
 
-func contendedCommitBenchmark(_ kind: EngineKind) {
+/// How many busy loops the loaded variant runs beside the writers.
+let busyLoops = 3
+
+func contendedCommitBenchmark(_ kind: EngineKind, loaded: Bool = false) {
   let session = ContentionSession()
   let writers = CrossProcessShape.writerProcesses
   let count = CrossProcessShape.commitsPerWriter
+  let name = "contended-commits\(loaded ? "-loaded" : "") \(writers)x\(count) / \(kind.rawValue)"
   Benchmark(
-    "contended-commits \(writers)x\(count) / \(kind.rawValue)",
+    name,
     configuration: .init(
       metrics: [.wallClock, .throughput],
       warmupIterations: 1, maxDuration: .seconds(8), maxIterations: 5)
@@ -279,7 +290,7 @@ func contendedCommitBenchmark(_ kind: EngineKind) {
       }
     } catch {
       session.stopPeers()
-      benchmark.error("contended-commits \(kind.rawValue): \(error)")
+      benchmark.error("\(name): \(error)")
     }
   } setup: {
     do {
@@ -293,6 +304,10 @@ func contendedCommitBenchmark(_ kind: EngineKind) {
         session.peers.append(try Peer(["commit", kind.rawValue, directory, "\(writer)", "\(count)"]))
       }
       for peer in session.peers { try peer.expect("ready", timeout: 60) }
+      if loaded {
+        session.spinners = try (0..<busyLoops).map { _ in try Peer(["spin"]) }
+        for spinner in session.spinners { try spinner.expect("spinning", timeout: 60) }
+      }
     } catch {
       session.stopPeers()
       throw error

@@ -240,6 +240,7 @@ let benchmarks: @Sendable () -> Void = {
     durableCommitBenchmark(kind)
     snapshotBenchmark(kind)
     contendedCommitBenchmark(kind)
+    contendedCommitBenchmark(kind, loaded: true)
   }
   interleavedCommitBenchmark()
   renewedSnapshotBenchmark()

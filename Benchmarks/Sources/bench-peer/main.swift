@@ -14,6 +14,9 @@
 //   bench-peer observe <file.realm> <latency|count>
 //       Observes the Realm's `Results` of every `Quote` on a queue, for NotificationBenchmarks;
 //       see Observe.swift.
+//   bench-peer spin
+//       A busy loop at nice 10 (the loaded contended-commits benchmark runs three beside its
+//       writers): prints `spinning`, then spins until stdin closes or says `quit`.
 //   bench-peer snapshots <file.shoal> <count>
 //       Not used by the benchmarks: for profiling (`valgrind --tool=callgrind`) what the
 //       snapshot row measures. Opens (creating, with one entry) the store, takes and releases
@@ -25,6 +28,7 @@
 import BenchEngines
 import Foundation
 import ShoalStorage
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -105,6 +109,22 @@ func commit(kind: EngineKind, directory: String, writer: Int, count: Int) throws
   }
 }
 
+func spin() {
+  _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10)
+  let running = Atomic<Bool>(true)
+  let watcher = Thread {
+    for _ in commands() {}
+    running.store(false, ordering: .relaxed)
+  }
+  watcher.start()
+  say("spinning")
+  var x: UInt64 = 1
+  while running.load(ordering: .relaxed) {
+    for _ in 0..<10_000 { x = x &* 6_364_136_223_846_793_005 &+ 1 }
+  }
+  if x == 0 { say("") }  // keeps the loop from being optimized away
+}
+
 func snapshots(path: String, count: Int) throws {
   let store = try Store.open(path: path)
   defer { store.close() }
@@ -133,6 +153,8 @@ do {
     try notify(path: arguments[2])
   case "observe" where arguments.count == 4:
     try observe(path: arguments[2], mode: arguments[3])
+  case "spin" where arguments.count == 2:
+    spin()
   case "snapshots" where arguments.count == 4:
     guard let count = Int(arguments[3]) else { fail("bad arguments \(arguments)") }
     try snapshots(path: arguments[2], count: count)
@@ -144,7 +166,7 @@ do {
   default:
     fail(
       "usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count> | "
-        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count>")
+        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count> | bench-peer spin")
   }
 } catch {
   fail("\(error)")
