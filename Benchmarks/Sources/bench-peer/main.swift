@@ -17,6 +17,10 @@
 //   bench-peer spin
 //       A busy loop at nice 10 (the loaded contended-commits benchmark runs three beside its
 //       writers): prints `spinning`, then spins until stdin closes or says `quit`.
+//   bench-peer engine <shoal|lmdb|sqlite> <directory> <bulk-load|point-reads|scan>
+//       Not used by the benchmarks: for profiling (`perf record`) one engine row. Loads the
+//       1M-entry dataset into <directory> first unless it holds it, then runs the operation
+//       once and prints `<ns per operation>`.
 //   bench-peer snapshots <file.shoal> <count>
 //       Not used by the benchmarks: for profiling (`valgrind --tool=callgrind`) what the
 //       snapshot row measures. Opens (creating, with one entry) the store, takes and releases
@@ -125,6 +129,41 @@ func spin() {
   if x == 0 { say("") }  // keeps the loop from being optimized away
 }
 
+func engineRow(kind: EngineKind, directory: String, operation: String) throws {
+  let loaded = FileManager.default.fileExists(atPath: directory + "/loaded")
+  if !loaded || operation == "bulk-load" {
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  }
+  let engine = try openEngine(kind, in: directory)
+  defer { engine.close() }
+  let start = monotonicSeconds()
+  switch operation {
+  case "bulk-load":
+    try engine.bulkLoad(dataset)
+  case "point-reads":
+    if !loaded { try engine.bulkLoad(dataset) }
+    // Warm, as the benchmark measures: the last of five rounds.
+    var started = monotonicSeconds()
+    for _ in 0..<5 {
+      started = monotonicSeconds()
+      guard try engine.pointReads(dataset) == dataset.expectedReadSum else { fail("point reads: wrong sum") }
+    }
+    say("\(Int((monotonicSeconds() - started) * 1e9) / dataset.readOrder.count)")
+    return
+  case "scan":
+    if !loaded { try engine.bulkLoad(dataset) }
+    let started = monotonicSeconds()
+    guard try engine.scan() == dataset.expectedScanSum else { fail("scan: wrong sum") }
+    say("\(Int((monotonicSeconds() - started) * 1e9) / dataset.keys.count)")
+    return
+  default:
+    fail("engine: the operation is bulk-load, point-reads or scan, not \(operation)")
+  }
+  _ = FileManager.default.createFile(atPath: directory + "/loaded", contents: Data())
+  say("\(Int((monotonicSeconds() - start) * 1e9) / dataset.keys.count)")
+}
+
 func snapshots(path: String, count: Int) throws {
   let store = try Store.open(path: path)
   defer { store.close() }
@@ -153,6 +192,9 @@ do {
     try notify(path: arguments[2])
   case "observe" where arguments.count == 4:
     try observe(path: arguments[2], mode: arguments[3])
+  case "engine" where arguments.count == 5:
+    guard let kind = EngineKind(rawValue: arguments[2]) else { fail("bad arguments \(arguments)") }
+    try engineRow(kind: kind, directory: arguments[3], operation: arguments[4])
   case "spin" where arguments.count == 2:
     spin()
   case "snapshots" where arguments.count == 4:
@@ -166,7 +208,7 @@ do {
   default:
     fail(
       "usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count> | "
-        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count> | bench-peer spin")
+        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count> | bench-peer spin | bench-peer engine <engine> <directory> <operation>")
   }
 } catch {
   fail("\(error)")
