@@ -208,7 +208,8 @@ do {
   default:
     fail(
       "usage: bench-peer notify <file.shoal> | bench-peer commit <engine> <directory> <writer> <count> | "
-        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count> | bench-peer spin | bench-peer engine <engine> <directory> <operation>")
+        + "bench-peer observe <file.realm> <latency|count> | bench-peer snapshots <file.shoal> <count> | bench-peer spin | bench-peer engine <engine> <directory> <operation>"
+    )
   }
 } catch {
   fail("\(error)")

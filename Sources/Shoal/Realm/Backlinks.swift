@@ -16,9 +16,9 @@ enum Backlinks {
   static func prefix(target: ObjectKey, source: String, property: Int) -> [UInt8] {
     var out = TableInfo.keyBytes(target)
     let name = Array(source.utf8)
-    RowCodec.writeVarint(UInt64(name.count), into: &out)
+    Varint.append(UInt64(name.count), to: &out)
     out += name
-    RowCodec.writeVarint(UInt64(property), into: &out)
+    Varint.append(UInt64(property), to: &out)
     return out
   }
 
@@ -29,7 +29,7 @@ enum Backlinks {
   /// Decodes an entry's source class, property and key.
   static func decode(_ key: [UInt8]) -> (source: String, property: Int, sourceKey: ObjectKey)? {
     var position = 8
-    func varint() -> UInt64? { key.withUnsafeBytes { RowCodec.varint(in: $0, at: &position) } }
+    func varint() -> UInt64? { key.withUnsafeBytes { Varint.read($0, at: &position) } }
     guard key.count > 8, let length = varint(), position + Int(length) <= key.count else { return nil }
     let name = String(decoding: key[position..<position + Int(length)], as: UTF8.self)
     position += Int(length)

@@ -128,7 +128,7 @@ final class TableInfo: Sendable {
       out.removeSubrange(longValuePrefix...)
       withUnsafeBytes(of: hash.bigEndian) { out.append(contentsOf: $0) }
     }
-    RowCodec.writeVarint(length, into: &out)
+    Varint.append(length, to: &out)
     return out
   }
 

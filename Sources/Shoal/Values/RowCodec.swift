@@ -1,4 +1,5 @@
 import Foundation
+import ShoalStorage
 
 /// The compact binary form of rows and values: a tag byte per value, integers as zigzag
 /// varints, strings and data length-prefixed. The engine compresses the nodes holding them.
@@ -15,7 +16,7 @@ enum RowCodec {
   static func encode(_ row: [RowValue]) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(16 + row.count * 8)
-    writeVarint(UInt64(row.count), into: &out)
+    Varint.append(UInt64(row.count), to: &out)
     for value in row { encode(value, into: &out) }
     return out
   }
@@ -26,7 +27,7 @@ enum RowCodec {
     case .bool(let b): out.append(b ? Tag.isTrue.rawValue : Tag.isFalse.rawValue)
     case .int(let i):
       out.append(Tag.int.rawValue)
-      writeVarint(UInt64(bitPattern: (i << 1) ^ (i >> 63)), into: &out)
+      Varint.append(UInt64(bitPattern: (i << 1) ^ (i >> 63)), to: &out)
     case .float(let f):
       out.append(Tag.float.rawValue)
       withUnsafeBytes(of: f.bitPattern.littleEndian) { out.append(contentsOf: $0) }
@@ -53,18 +54,18 @@ enum RowCodec {
       writeBytes(d.storageBytes, into: &out)
     case .link(let key):
       out.append(Tag.link.rawValue)
-      writeVarint(key, into: &out)
+      Varint.append(key, to: &out)
     case .typedLink(let className, let key):
       out.append(Tag.typedLink.rawValue)
       writeBytes(Array(className.utf8), into: &out)
-      writeVarint(key, into: &out)
+      Varint.append(key, to: &out)
     case .list(let items):
       out.append(Tag.list.rawValue)
-      writeVarint(UInt64(items.count), into: &out)
+      Varint.append(UInt64(items.count), to: &out)
       for item in items { encode(item, into: &out) }
     case .map(let entries):
       out.append(Tag.map.rawValue)
-      writeVarint(UInt64(entries.count), into: &out)
+      Varint.append(UInt64(entries.count), to: &out)
       for entry in entries {
         writeBytes(Array(entry.key.utf8), into: &out)
         encode(entry.value, into: &out)
@@ -129,7 +130,7 @@ enum RowCodec {
 
     @inline(__always)
     private mutating func varint() -> UInt64? {
-      RowCodec.varint(in: UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
+      Varint.read(UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
     }
 
     /// Moves to the start of column `index` (not below the previous read's); false when it
@@ -186,23 +187,6 @@ enum RowCodec {
     }
   }
 
-  /// The varint at `position` of `buffer` (little-endian groups of 7 bits, the high bit set on
-  /// all but the last byte), moving `position` past it; nil when it runs past the end of
-  /// `buffer` or is longer than a 64-bit value allows.
-  @inline(__always)
-  static func varint(in buffer: UnsafeRawBufferPointer, at position: inout Int) -> UInt64? {
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    while position < buffer.count, shift < 64 {
-      let b = buffer[position]
-      position += 1
-      result |= UInt64(b & 0x7f) << shift
-      if b < 0x80 { return result }
-      shift += 7
-    }
-    return nil
-  }
-
   @inline(__always)
   private static func zigzagDecoded(_ z: UInt64) -> Int64 { Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))) }
 
@@ -257,17 +241,8 @@ enum RowCodec {
     return out
   }
 
-  static func writeVarint(_ value: UInt64, into out: inout [UInt8]) {
-    var v = value
-    while v >= 0x80 {
-      out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-      v >>= 7
-    }
-    out.append(UInt8(v))
-  }
-
   private static func writeBytes(_ bytes: [UInt8], into out: inout [UInt8]) {
-    writeVarint(UInt64(bytes.count), into: &out)
+    Varint.append(UInt64(bytes.count), to: &out)
     out.append(contentsOf: bytes)
   }
 
@@ -288,7 +263,7 @@ enum RowCodec {
 
     @inline(__always)
     mutating func varint() throws(Realm.Error) -> UInt64 {
-      guard let value = RowCodec.varint(in: buffer, at: &position) else { throw corrupt() }
+      guard let value = Varint.read(buffer, at: &position) else { throw corrupt() }
       return value
     }
 

@@ -87,7 +87,7 @@ enum BlockCodec {
         for i in 0..<count {
           let end = entries.offset(i + 1)
           guard end >= start else { return nil }
-          RawVarint.write(UInt64(end - start), to: base, at: &w)
+          Varint.write(UInt64(end - start), to: base, at: &w)
           start = end
         }
         UnsafeMutableRawPointer(base + w).copyMemory(from: source + table, byteCount: n - table)
@@ -114,7 +114,7 @@ enum BlockCodec {
       base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8, as: UInt32.self)
       for i in 0..<count {
         // A length is below 2^32: at most 5 varint bytes.
-        guard let length = RawVarint.read(packed, at: &position, maxBytes: 5) else { return nil }
+        guard let length = Varint.read(packed, at: &position, limit: 5) else { return nil }
         offset += Int(length)
         guard offset <= rawLength else { return nil }
         base.storeBytes(of: UInt32(offset).littleEndian, toByteOffset: 8 + 4 * (i + 1), as: UInt32.self)
@@ -144,7 +144,7 @@ enum BlockCodec {
       return filled(capacity: 8 + count * 60 + (n - table)) { base in
         UnsafeMutableRawPointer(base).copyMemory(from: source, byteCount: 8)
         var w = 8
-        func varint(_ value: UInt64) { RawVarint.write(value, to: base, at: &w) }
+        func varint(_ value: UInt64) { Varint.write(value, to: base, at: &w) }
         func u64(_ at: Int) -> UInt64 { UInt64(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt64.self)) }
         func u32(_ at: Int) -> UInt32 { UInt32(littleEndian: p.loadUnaligned(fromByteOffset: at, as: UInt32.self)) }
         for i in 0..<count {
@@ -188,7 +188,7 @@ enum BlockCodec {
       base.copyMemory(from: source, byteCount: 8)
       var r = 8
       var w = table
-      func varint() -> UInt64? { RawVarint.read(packed, at: &r, maxBytes: 10) }
+      func varint() -> UInt64? { Varint.read(packed, at: &r) }
       for i in 0..<count {
         base.storeBytes(of: UInt32(w).littleEndian, toByteOffset: 8 + 4 * i, as: UInt32.self)
         guard let granules = varint(), granules <= UInt64.max / UInt64(FileLayout.granule),
@@ -278,36 +278,5 @@ enum BlockCodec {
       ok = true
     }
     return ok ? out : nil
-  }
-}
-
-/// LEB128 varints written into and read from raw memory, for the packed node forms (the
-/// `ByteWriter` and `ByteReader` of `Bytes.swift` work on arrays; these run for each entry
-/// of every node a commit writes or a read decodes).
-private enum RawVarint {
-  /// Writes `value` at `base + position` (at most 10 bytes) and advances `position`.
-  static func write(_ value: UInt64, to base: UnsafeMutablePointer<UInt8>, at position: inout Int) {
-    var v = value
-    while v >= 0x80 {
-      base[position] = UInt8(truncatingIfNeeded: v) | 0x80
-      position += 1
-      v >>= 7
-    }
-    base[position] = UInt8(v)
-    position += 1
-  }
-
-  /// Reads a varint of at most `maxBytes` bytes at `position` and advances it; nil when it
-  /// runs past the end of `bytes` or is longer.
-  static func read(_ bytes: UnsafeRawBufferPointer, at position: inout Int, maxBytes: Int) -> UInt64? {
-    var value: UInt64 = 0
-    for i in 0..<maxBytes {
-      guard position < bytes.count else { return nil }
-      let byte = bytes[position]
-      position += 1
-      value |= UInt64(byte & 0x7F) << UInt64(7 * i)
-      if byte < 0x80 { return value }
-    }
-    return nil
   }
 }

@@ -1,4 +1,4 @@
-/// Little-endian appends and LEB128 varints for the engine's encodings.
+/// Little-endian appends and LEB128 varints (`Varint`) for the engine's encodings.
 struct ByteWriter {
   var bytes: [UInt8] = []
 
@@ -8,14 +8,7 @@ struct ByteWriter {
   mutating func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
   mutating func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
   mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
-  mutating func varint(_ value: UInt64) {
-    var v = value
-    while v >= 0x80 {
-      bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-      v >>= 7
-    }
-    bytes.append(UInt8(v))
-  }
+  mutating func varint(_ value: UInt64) { Varint.append(value, to: &bytes) }
   mutating func append<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
   /// A varint length followed by the bytes.
   mutating func lengthPrefixed<C: Collection>(_ data: C) where C.Element == UInt8 {
@@ -51,15 +44,8 @@ struct ByteReader {
     return value
   }
   mutating func varint() -> UInt64? {
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    while shift < 64 {
-      guard let byte = u8() else { return nil }
-      result |= UInt64(byte & 0x7F) << shift
-      if byte < 0x80 { return result }
-      shift += 7
-    }
-    return nil
+    guard position >= 0 else { return nil }
+    return bytes.withUnsafeBytes { Varint.read($0, at: &position) }
   }
   mutating func take(_ count: Int) -> [UInt8]? {
     guard count >= 0, remaining >= count else { return nil }

@@ -214,15 +214,13 @@ struct FreeSpace {
     return all
   }
 
-  private static func varintSize(_ v: UInt64) -> Int { v < 0x80 ? 1 : (64 - v.leadingZeroBitCount + 6) / 7 }
-
   private static func encodedSize(of e: Extent) -> Int {
-    varintSize(e.offset) + varintSize(e.length) + varintSize(e.freedAt)
+    Varint.size(of: e.offset) + Varint.size(of: e.length) + Varint.size(of: e.freedAt)
   }
 
   /// The exact size of `encode()`, without encoding (kept up to date as extents change).
   var encodedSize: Int {
-    8 + FreeSpace.varintSize(UInt64(extentCount)) + availableEncodedSize + pendingEncodedSize
+    8 + Varint.size(of: UInt64(extentCount)) + availableEncodedSize + pendingEncodedSize
   }
 
   /// The persistent form: `fileEnd`, a count, then (offset, length, freedAt) varints per
@@ -279,9 +277,10 @@ struct FreeSpace {
 
   private static func encodedSize(of change: Change) -> Int {
     switch change {
-    case .insertAvailable(let o, let l), .removeAvailable(let o, let l): return 1 + varintSize(o) + varintSize(l)
+    case .insertAvailable(let o, let l), .removeAvailable(let o, let l):
+      return 1 + Varint.size(of: o) + Varint.size(of: l)
     case .addPending(let e), .removePending(let e): return 1 + encodedSize(of: e)
-    case .setFileEnd(let end): return 1 + varintSize(end)
+    case .setFileEnd(let end): return 1 + Varint.size(of: end)
     }
   }
 
@@ -296,7 +295,7 @@ struct FreeSpace {
 
   /// The exact size of `encodeDelta`.
   var deltaEncodedSize: Int {
-    FreeSpace.deltaMagic.count + BlockPointer.encodedSize + 8 + FreeSpace.varintSize(UInt64(changes.count))
+    FreeSpace.deltaMagic.count + BlockPointer.encodedSize + 8 + Varint.size(of: UInt64(changes.count))
       + changesEncodedSize
   }
 

@@ -1,0 +1,54 @@
+/// LEB128 varints: little-endian groups of 7 bits, the high bit set on every byte but the
+/// last; at most 10 bytes for a 64-bit value. The one varint codec of the engine's formats
+/// (blocks, change records, the free-space list) and of the object layer's rows and keys.
+package enum Varint {
+  /// The most bytes a value takes.
+  package static let maximumSize = 10
+
+  /// How many bytes `value` takes.
+  @inlinable package static func size(of value: UInt64) -> Int {
+    value < 0x80 ? 1 : (64 - value.leadingZeroBitCount + 6) / 7
+  }
+
+  /// Appends `value` to `out`.
+  @inlinable package static func append(_ value: UInt64, to out: inout [UInt8]) {
+    var v = value
+    while v >= 0x80 {
+      out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+      v >>= 7
+    }
+    out.append(UInt8(v))
+  }
+
+  /// Writes `value` at `base + position` (room for `maximumSize` bytes is the caller's) and
+  /// advances `position`.
+  @inlinable package static func write(_ value: UInt64, to base: UnsafeMutablePointer<UInt8>, at position: inout Int) {
+    var v = value
+    while v >= 0x80 {
+      base[position] = UInt8(truncatingIfNeeded: v) | 0x80
+      position += 1
+      v >>= 7
+    }
+    base[position] = UInt8(v)
+    position += 1
+  }
+
+  /// The varint at `position` of `buffer`, moving `position` past it; nil when it runs past
+  /// the end of `buffer` or is longer than `limit` bytes (a 32-bit field's is 5).
+  @inlinable package static func read(
+    _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int = maximumSize
+  ) -> UInt64? {
+    var result: UInt64 = 0
+    var shift: UInt64 = 0
+    var taken = 0
+    while position < buffer.count, taken < limit {
+      let byte = buffer[position]
+      position += 1
+      taken += 1
+      result |= UInt64(byte & 0x7F) << shift
+      if byte < 0x80 { return result }
+      shift += 7
+    }
+    return nil
+  }
+}

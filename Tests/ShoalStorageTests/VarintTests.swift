@@ -1,0 +1,62 @@
+import Testing
+
+@testable import ShoalStorage
+
+/// The one varint codec every format of the engine and the object layer uses.
+@Suite struct VarintTests {
+  static let samples: [UInt64] = [0, 1, 0x7F, 0x80, 0x3FFF, 0x4000, 300, 1 << 32, UInt64(Int64.max), .max]
+
+  @Test(arguments: samples) func appendReadAndWriteAgree(_ value: UInt64) {
+    var appended: [UInt8] = []
+    Varint.append(value, to: &appended)
+    #expect(appended.count == Varint.size(of: value))
+    #expect(appended.count <= Varint.maximumSize)
+    // Every byte but the last has its high bit set.
+    #expect(appended.dropLast().allSatisfy { $0 >= 0x80 } && appended.last.map { $0 < 0x80 } == true)
+    var written = [UInt8](repeating: 0xEE, count: Varint.maximumSize)
+    var end = 0
+    written.withUnsafeMutableBufferPointer { buffer in
+      if let base = buffer.baseAddress { Varint.write(value, to: base, at: &end) }
+    }
+    #expect(Array(written[..<end]) == appended)
+    var position = 0
+    let read = appended.withUnsafeBytes { Varint.read($0, at: &position) }
+    #expect(read == value && position == appended.count)
+  }
+
+  @Test func knownEncodings() {
+    var out: [UInt8] = []
+    Varint.append(300, to: &out)
+    #expect(out == [0xAC, 0x02])
+    out = []
+    Varint.append(.max, to: &out)
+    #expect(out == [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
+  }
+
+  @Test func truncatedAndOverlongInputIsNil() {
+    var position = 0
+    #expect(([0x80, 0x80] as [UInt8]).withUnsafeBytes { Varint.read($0, at: &position) } == nil)
+    position = 0
+    #expect([UInt8]().withUnsafeBytes { Varint.read($0, at: &position) } == nil)
+    // Eleven continuation bytes: longer than any 64-bit value.
+    let overlong = [UInt8](repeating: 0x80, count: 11) + [0x01]
+    position = 0
+    #expect(overlong.withUnsafeBytes { Varint.read($0, at: &position) } == nil)
+    // A field limited to 5 bytes rejects a sixth.
+    var six: [UInt8] = []
+    Varint.append(1 << 35, to: &six)
+    #expect(six.count == 6)
+    position = 0
+    #expect(six.withUnsafeBytes { Varint.read($0, at: &position, limit: 5) } == nil)
+    position = 0
+    #expect(six.withUnsafeBytes { Varint.read($0, at: &position, limit: 6) } == 1 << 35)
+  }
+
+  @Test func theByteReaderReadsWhatTheByteWriterWrote() {
+    var writer = ByteWriter()
+    for value in Self.samples { writer.varint(value) }
+    var reader = ByteReader(writer.bytes)
+    for value in Self.samples { #expect(reader.varint() == value) }
+    #expect(reader.atEnd && reader.varint() == nil)
+  }
+}
