@@ -83,7 +83,8 @@ struct Watch: ParsableCommand {
     let name: String
     if space.keyspace.hasPrefix("o/") {
       name = String(space.keyspace.dropFirst(2))
-    } else if space.keyspace.hasPrefix("_") || space.keyspace.hasPrefix("i/") || space.keyspace.hasPrefix("k/")
+    } else if space.keyspace.hasPrefix("_") || space.keyspace.hasPrefix("i/") || space.keyspace.hasPrefix("x/")
+      || space.keyspace.hasPrefix("k/")
       || space.keyspace.hasPrefix("b/")
     {
       return nil

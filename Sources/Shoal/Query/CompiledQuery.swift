@@ -22,6 +22,7 @@ struct CompiledQuery: Sendable {
     let predicate: QueryPredicate
     let plan: BoundPredicate
     let hint: IndexHint?
+    let range: IndexRange?
     /// The plan compiled for `matches`: nil when no part of it tests a column against constants.
     let fast: FastPredicate?
 
@@ -30,6 +31,7 @@ struct CompiledQuery: Sendable {
       self.predicate = predicate
       self.plan = plan
       hint = CompiledQuery.indexHint(plan).map { IndexHint(property: $0.property, values: $0.values) }
+      range = hint == nil ? CompiledQuery.indexRange(plan) : nil
       fast = FastPredicate(compiling: plan)
     }
   }
@@ -38,6 +40,17 @@ struct CompiledQuery: Sendable {
   private struct IndexHint: Sendable {
     var property: QueryProperty
     var values: [RowValue]
+  }
+
+  /// A range of values (or a string prefix) of one indexed property that every matching
+  /// object's value lies in.
+  struct IndexRange: Sendable, Equatable {
+    var property: QueryProperty
+    /// The lowest and highest value (inclusive; nil for unbounded).
+    var lower: RowValue?
+    var upper: RowValue?
+    /// For `BEGINSWITH`: what every matching string starts with.
+    var prefix: String?
   }
 
   /// Parses `predicate` (RQL / `NSPredicate` syntax) with `arguments` for `%@`, `%K` and `$0`…
@@ -97,6 +110,12 @@ struct CompiledQuery: Sendable {
   var indexHint: (property: QueryProperty, values: [RowValue])? {
     storage.hint.map { ($0.property, $0.values) }
   }
+
+  /// When there is no `indexHint`: a range of one indexed property's values (from `<`, `<=`,
+  /// `>`, `>=`, `BETWEEN`, case-sensitive `BEGINSWITH`, or several of them joined by `AND`)
+  /// that every matching object's value lies in. The objects whose index keys lie in it are
+  /// candidates, which must still be tested with `matches`.
+  var indexRange: IndexRange? { storage.range }
 
   /// The query matching objects that match both `self` and `other` (chained `filter` calls).
   func and(_ other: CompiledQuery) throws -> CompiledQuery {
@@ -160,6 +179,80 @@ struct CompiledQuery: Sendable {
       for value in stored where !values.contains(value) { values.append(value) }
     }
     return (property, values)
+  }
+
+  private static func indexRange(_ plan: BoundPredicate) -> IndexRange? {
+    switch plan {
+    case .comparison(let comparison):
+      return indexRange(comparison)
+    case .and(let terms):
+      var best: IndexRange?
+      for term in terms {
+        guard let range = indexRange(term) else { continue }
+        guard let current = best else {
+          best = range
+          continue
+        }
+        // Two ranges of one property narrow each other; of another, the first stays.
+        guard current.property == range.property, current.prefix == nil, range.prefix == nil else { continue }
+        best = IndexRange(
+          property: current.property, lower: bound(current.lower, range.lower, keepHigher: true),
+          upper: bound(current.upper, range.upper, keepHigher: false), prefix: nil)
+      }
+      return best
+    default:
+      return nil
+    }
+  }
+
+  /// The tighter of two bounds (the higher of two lower bounds, the lower of two upper ones).
+  private static func bound(_ a: RowValue?, _ b: RowValue?, keepHigher: Bool) -> RowValue? {
+    guard let a else { return b }
+    guard let b else { return a }
+    guard let order = QueryValues.order(a, b) else { return a }
+    return (order < 0) == keepHigher ? b : a
+  }
+
+  private static func indexRange(_ comparison: BoundComparison) -> IndexRange? {
+    guard comparison.quantifier == .single, case .path(let path) = comparison.lhs, path.links.isEmpty,
+      let last = path.last, case .value = path.terminal, last.property.collection == .none, last.property.isIndexed,
+      case .constant(let constant) = comparison.rhs
+    else { return nil }
+    let property = last.property
+    // Kinds whose index keys follow the query order of their values (see `OrderedIndexKey`);
+    // not `AnyRealmValue`, whose Decimal128s compare with numbers but are keyed apart.
+    switch property.kind {
+    case .int, .float, .double, .date, .string, .data, .objectId, .uuid: break
+    default: return nil
+    }
+    func ordered(_ value: RowValue) -> Bool {
+      switch (property.kind, value) {
+      case (.int, .int), (.int, .float), (.int, .double), (.float, .int), (.float, .float), (.float, .double),
+        (.double, .int), (.double, .float), (.double, .double), (.date, .date), (.string, .string), (.data, .data),
+        (.objectId, .objectId), (.uuid, .uuid):
+        if case .double(let d) = value { return !d.isNaN }
+        if case .float(let f) = value { return !f.isNaN }
+        return true
+      default: return false
+      }
+    }
+    if property.kind == .string || property.kind == .data, !comparison.options.isEmpty { return nil }
+    switch comparison.op {
+    case .less, .lessOrEqual:
+      return ordered(constant) ? IndexRange(property: property, lower: nil, upper: constant, prefix: nil) : nil
+    case .greater, .greaterOrEqual:
+      return ordered(constant) ? IndexRange(property: property, lower: constant, upper: nil, prefix: nil) : nil
+    case .between:
+      guard case .list(let bounds) = constant, bounds.count == 2, ordered(bounds[0]), ordered(bounds[1]) else {
+        return nil
+      }
+      return IndexRange(property: property, lower: bounds[0], upper: bounds[1], prefix: nil)
+    case .beginsWith:
+      guard property.kind == .string, case .string(let prefix) = constant, !prefix.isEmpty else { return nil }
+      return IndexRange(property: property, lower: nil, upper: nil, prefix: prefix)
+    default:
+      return nil
+    }
   }
 
   /// The stored values that equal `value` in `property`: empty when none can, nil when they

@@ -114,15 +114,38 @@ extension ResultsState {
     return (items, rows)
   }
 
-  /// Candidate keys from an index when every filter can use one (the filters still run on them).
+  /// A range of an index is read when it holds at most this fraction (1/n) of the class.
+  static let indexRangeMaximumShare = 8
+
+  /// Candidate keys from an index when a filter can use one (the filters still run on them):
+  /// the values an equality asks for, else a range of an ordered index.
   private func indexCandidates(core: RealmCore, table: TableInfo) -> [ObjectKey]? {
+    let ordered = core.schema.hasOrderedIndexes
     for filter in filters {
       guard let hint = filter.indexHint, let index = table.propertyIndex[hint.property.name],
-        index == table.primaryKeyIndex || table.indexedProperties.contains(index)
+        index == table.primaryKeyIndex || (ordered && table.indexedProperties.contains(index))
       else { continue }
       var keys: [ObjectKey] = []
       for value in hint.values { keys += core.keys(whereIndexed: index, equals: value, in: table) }
       return Array(Set(keys)).sorted()
+    }
+    guard ordered else { return nil }
+    for filter in filters {
+      guard let hint = filter.indexRange, let index = table.propertyIndex[hint.property.name],
+        table.indexedProperties.contains(index)
+      else { continue }
+      let range: KeyRange?
+      if let prefix = hint.prefix {
+        range = OrderedIndexKey.range(beginningWith: prefix)
+      } else {
+        range = OrderedIndexKey.range(from: hint.lower, to: hint.upper)
+      }
+      guard let range else { continue }
+      // Reading candidates one by one costs more than testing rows in a scan (in parallel)
+      // once the range holds much of the class; the tree's counts tell without reading.
+      let space = table.indexKeyspace(index)
+      guard core.count(space, in: range) <= core.count(space) / Self.indexRangeMaximumShare else { return nil }
+      return core.keys(whereIndexed: index, in: range, of: table).sorted()
     }
     return nil
   }

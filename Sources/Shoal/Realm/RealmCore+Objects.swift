@@ -127,7 +127,18 @@ extension RealmCore {
   func keys(whereIndexed index: Int, equals value: RowValue, in table: TableInfo) -> [ObjectKey] {
     if index == table.primaryKeyIndex { return key(forPrimaryKey: value, in: table).map { [$0] } ?? [] }
     var keys: [ObjectKey] = []
-    scan(table.indexKeyspace(index), range: .prefix(TableInfo.indexKey(value))) { key, _ in
+    scan(table.indexKeyspace(index), range: .prefix(OrderedIndexKey.key(value))) { key, _ in
+      keys.append(TableInfo.key(from: Array(key.suffix(8))))
+      return true
+    }
+    return keys
+  }
+
+  /// Keys of objects whose (non-primary-key) indexed property `index` has an index key in
+  /// `range` (see `OrderedIndexKey`), in index order.
+  func keys(whereIndexed index: Int, in range: KeyRange, of table: TableInfo) -> [ObjectKey] {
+    var keys: [ObjectKey] = []
+    scan(table.indexKeyspace(index), range: range) { key, _ in
       keys.append(TableInfo.key(from: Array(key.suffix(8))))
       return true
     }

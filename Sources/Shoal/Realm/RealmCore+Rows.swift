@@ -173,8 +173,8 @@ extension RealmCore {
       let keyBytes = TableInfo.keyBytes(key)
       for index in table.indexedProperties where old?[index] != row[index] {
         let space = table.indexKeyspace(index)
-        if let old { _ = try write.delete(TableInfo.indexKey(old[index]) + keyBytes, in: space) }
-        try write.put([], forKey: TableInfo.indexKey(row[index]) + keyBytes, in: space)
+        if let old { _ = try write.delete(OrderedIndexKey.key(old[index]) + keyBytes, in: space) }
+        try write.put([], forKey: OrderedIndexKey.key(row[index]) + keyBytes, in: space)
       }
       if let pk = table.primaryKeyIndex, old == nil, !table.keysFromPrimaryKey,
         try write.put(keyBytes, forKey: TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)

@@ -195,7 +195,7 @@ extension RealmCore {
         let keyBytes = TableInfo.keyBytes(key)
         guard let row = row(table, key) else { continue }
         for index in table.indexedProperties {
-          _ = try write.delete(TableInfo.indexKey(row[index]) + keyBytes, in: table.indexKeyspace(index))
+          _ = try write.delete(OrderedIndexKey.key(row[index]) + keyBytes, in: table.indexKeyspace(index))
         }
         if let pk = table.primaryKeyIndex, !table.keysFromPrimaryKey {
           _ = try write.delete(TableInfo.indexKey(row[pk]), in: table.primaryKeyspace)

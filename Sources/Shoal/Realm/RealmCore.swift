@@ -200,6 +200,20 @@ final class RealmCore {
     }
   }
 
+  /// The number of entries of `keyspace` in `range` (from the tree's counts: no entry is read).
+  func count(_ keyspace: String, in range: KeyRange) -> Int {
+    verifyThread()
+    do {
+      if let write {
+        return try write.hasKeyspace(keyspace) ? Int(try write.count(in: keyspace, range: range)) : 0
+      }
+      let read = snapshot()
+      return try read.hasKeyspace(keyspace) ? Int(try read.keyspace(keyspace).count(in: range)) : 0
+    } catch {
+      storageFailure(error, "count \(keyspace)")
+    }
+  }
+
   func count(_ keyspace: String) -> Int {
     verifyThread()
     do {

@@ -10,9 +10,13 @@ final class RealmSchema: Sendable {
   let schemaVersion: UInt64
   /// Whether the file has the backlink index.
   let hasBacklinks: Bool
+  /// Whether the file's secondary indexes are the ordered ones (`OrderedIndexKey`); a file
+  /// written before them, opened read-only, is queried without its indexes.
+  let hasOrderedIndexes: Bool
 
-  init(tables: [TableInfo], schemaVersion: UInt64, hasBacklinks: Bool) {
+  init(tables: [TableInfo], schemaVersion: UInt64, hasBacklinks: Bool, hasOrderedIndexes: Bool = true) {
     self.hasBacklinks = hasBacklinks
+    self.hasOrderedIndexes = hasOrderedIndexes
     self.tables = Dictionary(tables.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
     var byType: [ObjectIdentifier: TableInfo] = [:]
     var incoming: [String: [(table: TableInfo, index: Int)]] = [:]
@@ -42,6 +46,11 @@ final class RealmSchema: Sendable {
   static let schemaKeyspace = "_schema"
   static let metaKeyspace = "_meta"
   static let versionKey = Array("schemaVersion".utf8)
+  /// The `_meta` entry saying the secondary indexes are ordered (`OrderedIndexKey`, in the
+  /// `x/` keyspaces); files without it have unordered ones (`i/`), rebuilt when opened for
+  /// writing.
+  static let indexFormatKey = Array("indexFormat".utf8)
+  static let indexFormat: [UInt8] = [1]
 
   /// The program's classes for `configuration`: `objectTypes`, or every subclass in the program,
   /// plus every class they link to.

@@ -25,7 +25,8 @@ struct SchemaResolver {
     }
     let (stored, version, keyed) = try readStored(nil)
     let backlinks = try hasBacklinkIndex(nil)
-    if let version, backlinks, isCurrent(stored: stored, version: version, code: codeSchemas) {
+    let ordered = try hasOrderedIndexes(nil)
+    if let version, backlinks, ordered, isCurrent(stored: stored, version: version, code: codeSchemas) {
       return publish(stored: stored, keyed: keyed, version: version, backlinks: true)
     }
     guard !configuration.readOnly else {
@@ -33,15 +34,26 @@ struct SchemaResolver {
         throw Realm.Error(.fileAccess, "Cannot open an empty read-only Realm: the file has no schema yet.")
       }
       try check(stored: stored, version: version ?? 0, code: codeSchemas)
-      return publish(stored: stored, keyed: keyed, version: version ?? 0, backlinks: backlinks)
+      return publish(stored: stored, keyed: keyed, version: version ?? 0, backlinks: backlinks, ordered: ordered)
     }
     do {
       return try store.write { write throws -> RealmSchema in
         let (stored, version, keyed) = try readStored(write)
-        if let version, try hasBacklinkIndex(write), isCurrent(stored: stored, version: version, code: codeSchemas) {
+        let ordered = try hasOrderedIndexes(write)
+        if let version, try hasBacklinkIndex(write), ordered,
+          isCurrent(stored: stored, version: version, code: codeSchemas)
+        {
           return publish(stored: stored, keyed: keyed, version: version, backlinks: true)
         }
         let resultStored = try apply(write, stored: stored, keyed: keyed, version: version, code: codeSchemas)
+        if !ordered {
+          // Written before indexes were ordered: `apply` rebuilt the program's classes; the
+          // others are rebuilt here (each drops its unordered index).
+          for (name, schema) in resultStored where codeSchemas[name] == nil {
+            try rebuildIndexes(write, table: TableInfo(schema: schema, classInfo: nil))
+          }
+        }
+        try write.put(RealmSchema.indexFormat, forKey: RealmSchema.indexFormatKey, in: RealmSchema.metaKeyspace)
         try Backlinks.rebuild(write, schemas: resultStored)
         let resultKeyed = try readStored(write).keyed
         return publish(stored: resultStored, keyed: resultKeyed, version: configuration.schemaVersion, backlinks: true)
@@ -73,15 +85,32 @@ struct SchemaResolver {
     }
   }
 
-  private func publish(stored: [String: ObjectSchema], keyed: Set<String>, version: UInt64, backlinks: Bool)
-    -> RealmSchema
-  {
+  /// Whether the file's `_meta` says its secondary indexes are ordered (`OrderedIndexKey`).
+  private func hasOrderedIndexes(_ write: WriteTransaction?) throws(Realm.Error) -> Bool {
+    do {
+      if let write {
+        guard try write.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
+        return try write.get(RealmSchema.indexFormatKey, in: RealmSchema.metaKeyspace) == RealmSchema.indexFormat
+      }
+      return try store.read { snapshot in
+        guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
+        return try snapshot.get(RealmSchema.indexFormatKey, in: RealmSchema.metaKeyspace) == RealmSchema.indexFormat
+      }
+    } catch {
+      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
+    }
+  }
+
+  private func publish(
+    stored: [String: ObjectSchema], keyed: Set<String>, version: UInt64, backlinks: Bool, ordered: Bool = true
+  ) -> RealmSchema {
     let infos = Dictionary(classes.map { ($0.className, $0) }, uniquingKeysWith: { a, _ in a })
     let tables = stored.values.map {
       TableInfo(
         schema: $0, classInfo: infos[$0.className], keysFromPrimaryKey: keyed.contains($0.className))
     }
-    let schema = RealmSchema(tables: tables, schemaVersion: version, hasBacklinks: backlinks)
+    let schema = RealmSchema(
+      tables: tables, schemaVersion: version, hasBacklinks: backlinks, hasOrderedIndexes: ordered)
     file.schema.withLock { $0 = schema }
     return schema
   }
@@ -266,8 +295,10 @@ struct SchemaResolver {
   }
 
   private func dropIndexes(_ write: WriteTransaction, old: TableInfo) throws {
-    for index in old.indexedProperties where try write.hasKeyspace(old.indexKeyspace(index)) {
-      try write.dropKeyspace(old.indexKeyspace(index))
+    for index in old.indexedProperties {
+      for space in [old.indexKeyspace(index), old.unorderedIndexKeyspace(index)] where try write.hasKeyspace(space) {
+        try write.dropKeyspace(space)
+      }
     }
     if try write.hasKeyspace(old.primaryKeyspace) { try write.dropKeyspace(old.primaryKeyspace) }
   }
@@ -306,7 +337,7 @@ struct SchemaResolver {
         entries.append((table.primaryKeyspace, TableInfo.indexKey(row[pk]), key))
       }
       for index in table.indexedProperties {
-        entries.append((table.indexKeyspace(index), TableInfo.indexKey(row[index]) + key, []))
+        entries.append((table.indexKeyspace(index), OrderedIndexKey.key(row[index]) + key, []))
       }
     }
     for (space, key, value) in entries {

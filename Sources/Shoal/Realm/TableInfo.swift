@@ -27,8 +27,12 @@ final class TableInfo: Sendable {
   var keyspace: String { "o/" + name }
   /// Keyspace mapping primary-key values to object keys.
   var primaryKeyspace: String { "k/" + name }
-  /// Keyspace of `indexed value + object key` for property `index`.
-  func indexKeyspace(_ index: Int) -> String { "i/" + name + "/" + properties[index].name }
+  /// Keyspace of `OrderedIndexKey.key(value) + object key` for indexed property `index`.
+  func indexKeyspace(_ index: Int) -> String { "x/" + name + "/" + properties[index].name }
+  /// Where files written before indexes were ordered (`RealmSchema.indexFormat`) keep the
+  /// index of property `index`, keyed by `indexKey(value)`: dropped when such a file is opened
+  /// for writing, and its indexes built again.
+  func unorderedIndexKeyspace(_ index: Int) -> String { "i/" + name + "/" + properties[index].name }
 
   init(schema: ObjectSchema, classInfo: ClassInfo?, keysFromPrimaryKey: Bool = false) {
     name = schema.className
