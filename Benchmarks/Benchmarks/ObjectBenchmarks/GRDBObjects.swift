@@ -37,7 +37,7 @@ final class GRDBObjects: ObjectEngine {
         t.column("category", .text).notNull().indexed()
         t.column("price", .double).notNull()
         t.column("name", .text).notNull()
-        t.column("createdAt", .datetime).notNull()
+        t.column("createdAt", .datetime).notNull().indexed()
       }
     }
     self.pool = pool
@@ -116,6 +116,20 @@ final class GRDBObjects: ObjectEngine {
         // `range.contains(column)` is SQL's `price BETWEEN lo AND hi`.
         let request = ItemRecord.filter(range.contains(Column("price"))).order(Column("price"))
         for record in try request.fetchAll(db) { try addSorted(record.price, to: &tally, after: &previous) }
+        return tally
+      }
+    }
+  }
+
+  func dateRangeQueries(_ ranges: [ClosedRange<Date>]) throws -> [QueryTally] {
+    try open().read { db in
+      try ranges.map { range in
+        var tally = QueryTally()
+        var previous = Date.distantPast
+        let request = ItemRecord.filter(range.contains(Column("createdAt"))).order(Column("createdAt"))
+        for record in try request.fetchAll(db) {
+          try addInDateOrder(record.price, record.createdAt, to: &tally, after: &previous)
+        }
         return tally
       }
     }

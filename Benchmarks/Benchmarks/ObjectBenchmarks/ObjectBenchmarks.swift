@@ -2,7 +2,7 @@
 // benchmarks (see ObjectEngines.swift for what each side does):
 //
 //   objects-insert 100k         100,000 objects (Int primary key, indexed String category,
-//                               Double price, String name, Date createdAt) added in ONE write
+//                               Double price, String name, indexed Date createdAt) added in ONE write
 //                               transaction, committed durably; also records the file size
 //   objects-pk-lookups 10k      10,000 lookups by primary key of random existing ids, reading
 //                               each object's price
@@ -14,6 +14,9 @@
 //   objects-range-sorted 5q     5 queries `price BETWEEN {lo, lo + 10}` sorted by price (about
 //                               1,000 objects each; price has no index on either side), reading
 //                               every result's price in order
+//   objects-indexed-range-sorted 5q  5 queries `createdAt BETWEEN {lo, hi}` sorted by createdAt
+//                               (1,000 objects each; createdAt has the same index on both
+//                               sides), reading every result's price in order
 //
 // As in StorageBenchmarks: each benchmark runs in a process of its own; the databases live
 // under $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the first insert of each side is kept as
@@ -211,5 +214,9 @@ let benchmarks: @Sendable () -> Void = {
     readBenchmark(
       "objects-range-sorted 5q", kind, maxDuration: 8, maxIterations: 20, expected: objectData.expectedRangeTallies
     ) { try $0.rangeQueries(objectData.priceRanges) }
+    readBenchmark(
+      "objects-indexed-range-sorted 5q", kind, maxDuration: 8, maxIterations: 20,
+      expected: objectData.expectedDateRangeTallies
+    ) { try $0.dateRangeQueries(objectData.dateRanges) }
   }
 }

@@ -45,6 +45,10 @@ enum ObjectShape {
   /// Prices are whole cents in [0, maxPrice); each range spans rangeWidth, about 1% of them.
   static let maxPrice = 1_000.0
   static let rangeWidth = 10.0
+  /// Range queries on the indexed `createdAt` (sorted by it) per iteration, each spanning the
+  /// creation times of `dateRangeObjects` consecutive objects (about 1% of them).
+  static let dateRangeQueryCount = 5
+  static let dateRangeObjects = 1_000
 }
 
 /// Words for the names (text-like, as real names are).
@@ -88,6 +92,9 @@ final class ObjectData: Sendable {
   /// The price ranges queried (closed), and what each query reads.
   let priceRanges: [ClosedRange<Double>]
   let expectedRangeTallies: [QueryTally]
+  /// The creation-time ranges queried (closed), and what each query reads.
+  let dateRanges: [ClosedRange<Date>]
+  let expectedDateRangeTallies: [QueryTally]
 
   static func category(_ k: Int) -> String { "category-" + (k < 10 ? "0" : "") + String(k) }
 
@@ -133,6 +140,17 @@ final class ObjectData: Sendable {
     expectedRangeTallies = priceRanges.map { range in
       var tally = QueryTally()
       for i in 0..<count where range.contains(prices[i]) { tally.add(prices[i]) }
+      return tally
+    }
+
+    var dates = SplitMix64(seed: 0x0000_DA7E_ED00_0004)
+    dateRanges = (0..<ObjectShape.dateRangeQueryCount).map { _ in
+      let first = dates.below(max(count - ObjectShape.dateRangeObjects, 1))
+      return createdAt[first]...createdAt[min(first + ObjectShape.dateRangeObjects, count) - 1]
+    }
+    expectedDateRangeTallies = dateRanges.map { range in
+      var tally = QueryTally()
+      for i in 0..<count where range.contains(createdAt[i]) { tally.add(prices[i]) }
       return tally
     }
   }

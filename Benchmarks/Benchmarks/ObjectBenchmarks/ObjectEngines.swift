@@ -8,9 +8,13 @@
 //   category   `category == c` on the indexed property, reading every result's price
 //   range      `price BETWEEN {lo, hi}` (no index on price on either side) sorted by price,
 //              reading every result's price in order and checking the order
+//   date range `createdAt BETWEEN {lo, hi}` on the indexed `createdAt` (the same index on both
+//              sides), sorted by createdAt, reading every result's price and checking the order
 //
 // Each read pass runs in one snapshot: the Realm's (it stays pinned at the version it last
 // refreshed to) and one `DatabasePool.read` for GRDB.
+
+import Foundation
 
 enum ObjectEngineKind: String, CaseIterable, Sendable {
   case shoal, grdb
@@ -36,6 +40,9 @@ protocol ObjectEngine: AnyObject {
   /// Runs `price BETWEEN {lo, hi}` sorted by price for each range; what each read. Throws if
   /// the prices do not come in ascending order.
   func rangeQueries(_ ranges: [ClosedRange<Double>]) throws -> [QueryTally]
+  /// Runs `createdAt BETWEEN {lo, hi}` sorted by createdAt for each range; what each read.
+  /// Throws if the creation times do not come in ascending order.
+  func dateRangeQueries(_ ranges: [ClosedRange<Date>]) throws -> [QueryTally]
   /// Releases the database (and every object read from it).
   func close() throws
 }
@@ -46,6 +53,17 @@ func openObjectEngine(_ kind: ObjectEngineKind, in directory: String) throws -> 
   case .shoal: return try ShoalObjects(directory: directory)
   case .grdb: return try GRDBObjects(directory: directory)
   }
+}
+
+/// Adds the price of an object read in creation order to `tally`, checking the order.
+@inline(__always) func addInDateOrder(
+  _ price: Double, _ date: Date, to tally: inout QueryTally, after previous: inout Date
+)
+  throws
+{
+  if date < previous { throw BenchError("date range query: \(date) came after \(previous)") }
+  previous = date
+  tally.add(price)
 }
 
 /// Adds a price read in sorted order to `tally`, checking the order.

@@ -8,7 +8,7 @@ final class Item: Object {
   @Persisted(indexed: true) var category: String
   @Persisted var price: Double
   @Persisted var name: String
-  @Persisted var createdAt: Date
+  @Persisted(indexed: true) var createdAt: Date
 }
 
 final class ShoalObjects: ObjectEngine {
@@ -85,6 +85,18 @@ final class ShoalObjects: ObjectEngine {
       let results = items.filter("price BETWEEN {%@, %@}", range.lowerBound, range.upperBound)
         .sorted(byKeyPath: "price")
       for item in results { try addSorted(item.price, to: &tally, after: &previous) }
+      return tally
+    }
+  }
+
+  func dateRangeQueries(_ ranges: [ClosedRange<Date>]) throws -> [QueryTally] {
+    let items = try open().objects(Item.self)
+    return try ranges.map { range in
+      var tally = QueryTally()
+      var previous = Date.distantPast
+      let results = items.filter("createdAt BETWEEN {%@, %@}", range.lowerBound, range.upperBound)
+        .sorted(byKeyPath: "createdAt")
+      for item in results { try addInDateOrder(item.price, item.createdAt, to: &tally, after: &previous) }
       return tally
     }
   }
