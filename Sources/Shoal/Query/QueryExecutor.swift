@@ -25,12 +25,19 @@ extension ResultsState {
     switch source {
     case .table(let table):
       if let candidates = indexCandidates(core: core, table: table) {
-        // The index narrowed the class to a few objects; the filters still decide.
+        // The index narrowed the class to a few objects; the filters still decide. Their rows
+        // are kept for the sort that follows.
+        var kept: [[RowValue]] = []
         for key in candidates {
           guard let row = core.row(table, key) else { continue }
           context.setCurrent(table, key, row)
-          if matches(key) { items.append(.link(key)) }
+          if matches(key) {
+            items.append(.link(key))
+            kept.append(row)
+          }
         }
+        context.clearCurrent()
+        rows = kept
       } else if filters.isEmpty && sorts.isEmpty && distinct.isEmpty {
         items = core.allKeys(table).map { .link($0) }
       } else if !filters.isEmpty, case let rowFilters = filters.compactMap({ RowFilter($0, table: table) }),
@@ -145,7 +152,14 @@ extension ResultsState {
       // once the range holds much of the class; the tree's counts tell without reading.
       let space = table.indexKeyspace(index)
       guard core.count(space, in: range) <= core.count(space) / Self.indexRangeMaximumShare else { return nil }
-      return core.keys(whereIndexed: index, in: range, of: table).sorted()
+      let keys = core.keys(whereIndexed: index, in: range, of: table)
+      // In index order they are nearly sorted by the property (ties by object key, as a
+      // sort keeps them), so a sort by it has almost nothing to do; else (and before a
+      // `distinct`, which keeps the first of each) in key order, as a scan finds them.
+      if distinct.isEmpty, let first = sorts.first, first.ascending, first.keyPath == hint.property.name {
+        return keys
+      }
+      return keys.sorted()
     }
     return nil
   }

@@ -128,6 +128,33 @@ final class RangePlainReading: Object {
     #expect(realm.objects(RangeIndexedReading.self).filter("value > 10").isEmpty)
   }
 
+  /// A sort by the property the range reads keeps the index's order (ties by object key) and
+  /// still sorts what the index keys only approximately (integers beyond 2^53); `distinct`
+  /// still keeps the first object of each value in key order.
+  @Test func sortingByTheRangesPropertyMatchesAScan() throws {
+    let realm = try Realm(configuration: Self.configuration(memoryConfiguration()))
+    try Self.fill(realm, count: 800)
+    let predicates = ["value BETWEEN {-3, 3}", "value > 45", "value < -45", "value > 40 AND value < 48"]
+    for predicate in predicates {
+      for ascending in [true, false] {
+        let indexed = realm.objects(RangeIndexedReading.self).filter(predicate)
+        let plain = realm.objects(RangePlainReading.self).filter(predicate)
+        #expect(
+          indexed.sorted(byKeyPath: "value", ascending: ascending).map(\.id)
+            == plain.sorted(byKeyPath: "value", ascending: ascending).map(\.id), "\(predicate) \(ascending)")
+        #expect(
+          indexed.sorted(by: [SortDescriptor(keyPath: "value"), SortDescriptor(keyPath: "label", ascending: false)])
+            .map(\.id)
+            == plain.sorted(by: [SortDescriptor(keyPath: "value"), SortDescriptor(keyPath: "label", ascending: false)])
+            .map(\.id))
+        #expect(
+          indexed.distinct(by: ["value"]).sorted(byKeyPath: "value", ascending: ascending).map(\.id)
+            == plain.distinct(by: ["value"]).sorted(byKeyPath: "value", ascending: ascending).map(\.id))
+        #expect(indexed.map(\.id) == plain.map(\.id))
+      }
+    }
+  }
+
   /// Which queries the executor answers from a range of the index.
   @Test func theQueriesThatReadARangeOfTheIndex() throws {
     let realm = try Realm(configuration: Self.configuration(memoryConfiguration()))
