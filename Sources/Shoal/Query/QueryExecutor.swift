@@ -24,6 +24,10 @@ extension ResultsState {
     }
     switch source {
     case .table(let table):
+      if let sorted = sortedByIndex(core: core, table: table) {
+        // The whole class in the sort's order, from the index: no row is read.
+        return (sorted.map { .link($0) }, nil)
+      }
       if let candidates = indexCandidates(core: core, table: table) {
         // The index narrowed the class to a few objects; the filters still decide. Their rows
         // are kept for the sort that follows.
@@ -119,6 +123,45 @@ extension ResultsState {
       rows = rows.map { rows in order.map { rows[$0] } }
     }
     return (items, rows)
+  }
+
+  /// Every object of `table` in the order of the one sort descriptor, read from the index of
+  /// its property, when nothing filters or deduplicates them and that index orders values
+  /// exactly as the sort does: nulls first, then `Date`s, `ObjectId`s, `UUID`s or `Bool`s by
+  /// value, or integers when every one is within 2^53 (the index keys numbers as `Double`s).
+  /// Equal values stay in object-key order either way, as the stable sort keeps them. Nil
+  /// otherwise (strings, whose sort is not their byte order, among them).
+  private func sortedByIndex(core: RealmCore, table: TableInfo) -> [ObjectKey]? {
+    guard filters.isEmpty, distinct.isEmpty, sorts.count == 1, core.schema.hasOrderedIndexes,
+      let index = table.propertyIndex[sorts[0].keyPath], table.indexedProperties.contains(index)
+    else { return nil }
+    let property = table.properties[index]
+    let isInteger = property.type == .int
+    switch property.type {
+    case .int, .date, .objectId, .UUID, .bool: break
+    default: return nil
+    }
+    guard property.collection == .none else { return nil }
+    // Runs of entries with one value (the index key without its 8-byte object key).
+    var runs: [(value: ArraySlice<UInt8>, keys: [ObjectKey])] = []
+    var exact = true
+    core.scan(table.indexKeyspace(index), range: .all) { key, _ in
+      let value = key.dropLast(8)
+      if isInteger, value.first == OrderedIndexKey.Kind.number.rawValue, !OrderedIndexKey.isExactInteger(value) {
+        exact = false
+        return false
+      }
+      let objectKey = TableInfo.key(from: Array(key.suffix(8)))
+      if let last = runs.last?.value, last.elementsEqual(value) {
+        runs[runs.count - 1].keys.append(objectKey)
+      } else {
+        runs.append((value, [objectKey]))
+      }
+      return true
+    }
+    guard exact else { return nil }
+    let ordered = sorts[0].ascending ? runs : runs.reversed()
+    return ordered.flatMap(\.keys)
   }
 
   /// A range of an index is read when it holds at most this fraction (1/n) of the class.

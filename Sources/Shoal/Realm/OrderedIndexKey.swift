@@ -72,6 +72,17 @@ enum OrderedIndexKey {
     return .prefix(self.bytes(bytes, kind: .string, terminated: false))
   }
 
+  /// Whether a number's key (kind byte and 8 bytes) stands for a value within 2^53 of zero,
+  /// where every integer has a `Double` of its own.
+  static func isExactInteger(_ key: ArraySlice<UInt8>) -> Bool {
+    guard key.count == 9 else { return false }
+    var ordered: UInt64 = 0
+    for byte in key.dropFirst() { ordered = ordered << 8 | UInt64(byte) }
+    let bits = ordered & (1 << 63) != 0 ? ordered & ~(1 << 63) : ~ordered
+    let value = Double(bitPattern: bits)
+    return value.magnitude <= 9_007_199_254_740_992
+  }
+
   /// The kind of a value whose keys are ordered, or nil.
   private static func orderedKind(_ value: RowValue?) -> Kind? {
     switch value {

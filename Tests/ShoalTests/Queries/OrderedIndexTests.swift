@@ -13,6 +13,9 @@ final class RangeIndexedReading: Object {
   @Persisted(indexed: true) var label: String
   @Persisted(indexed: true) var at: Date
   @Persisted(indexed: true) var oid: ObjectId
+  @Persisted(indexed: true) var tag: UUID
+  @Persisted(indexed: true) var flag: Bool
+  @Persisted(indexed: true) var when: Date?
   @Persisted var weight: Double
 }
 
@@ -23,6 +26,9 @@ final class RangePlainReading: Object {
   @Persisted var label: String
   @Persisted var at: Date
   @Persisted var oid: ObjectId
+  @Persisted var tag: UUID
+  @Persisted var flag: Bool
+  @Persisted var when: Date?
   @Persisted var weight: Double
 }
 
@@ -60,6 +66,7 @@ final class RangePlainReading: Object {
     var rng = SystemRandomNumberGenerator()
     let base = Date(timeIntervalSinceReferenceDate: 700_000_000)
     let oids = (0..<20).map { _ in ObjectId.generate() }
+    let tags = (0..<15).map { _ in UUID() }
     try realm.write {
       for id in 0..<count {
         let values: [String: Any] = [
@@ -67,6 +74,8 @@ final class RangePlainReading: Object {
           "maybe": Bool.random(using: &rng) ? Int.random(in: -5...5, using: &rng) as Any : NSNull(),
           "label": label(&rng), "at": base.addingTimeInterval(Double(Int.random(in: -100...100, using: &rng)) / 4),
           "oid": oids.randomElement(using: &rng) ?? ObjectId.generate(), "weight": Double(id % 13) - 6.5,
+          "tag": tags.randomElement(using: &rng) ?? UUID(), "flag": Bool.random(using: &rng),
+          "when": Bool.random(using: &rng) ? base.addingTimeInterval(Double(id % 37)) as Any : NSNull(),
         ]
         realm.create(RangeIndexedReading.self, value: values)
         realm.create(RangePlainReading.self, value: values)
@@ -153,6 +162,38 @@ final class RangePlainReading: Object {
         #expect(indexed.map(\.id) == plain.map(\.id))
       }
     }
+  }
+
+  /// A sort of the whole class by one indexed property reads the index instead of the rows
+  /// (integers only while every one is within 2^53: `value` has larger ones, `maybe` not) and
+  /// gives the order a scan and sort give, ties included, before and after writes.
+  @Test func sortingAWholeClassByAnIndexedPropertyMatchesAScan() throws {
+    let realm = try Realm(configuration: Self.configuration(memoryConfiguration()))
+    try Self.fill(realm, count: 500)
+    func check() {
+      for property in ["value", "maybe", "at", "oid", "tag", "flag", "when", "label"] {
+        for ascending in [true, false] {
+          #expect(
+            realm.objects(RangeIndexedReading.self).sorted(byKeyPath: property, ascending: ascending).map(\.id)
+              == realm.objects(RangePlainReading.self).sorted(byKeyPath: property, ascending: ascending).map(\.id),
+            "\(property) \(ascending)")
+        }
+      }
+    }
+    check()
+    try realm.write {
+      for object in realm.objects(RangeIndexedReading.self).filter("id < 100") {
+        object.when = nil
+        object.flag.toggle()
+      }
+      for object in realm.objects(RangePlainReading.self).filter("id < 100") {
+        object.when = nil
+        object.flag.toggle()
+      }
+      realm.delete(realm.objects(RangeIndexedReading.self).filter("id >= 450"))
+      realm.delete(realm.objects(RangePlainReading.self).filter("id >= 450"))
+    }
+    check()
   }
 
   /// Which queries the executor answers from a range of the index.
