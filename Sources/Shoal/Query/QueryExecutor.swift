@@ -142,8 +142,13 @@ extension ResultsState {
     default: return nil
     }
     guard property.collection == .none else { return nil }
-    // Runs of entries with one value (the index key without its 8-byte object key).
-    var runs: [(value: ArraySlice<UInt8>, keys: [ObjectKey])] = []
+    let ascending = sorts[0].ascending
+    var keys: [ObjectKey] = []
+    keys.reserveCapacity(core.count(table.keyspace))
+    // Descending: where each run of entries with one value (the index key without its
+    // 8-byte object key) starts, so the runs are reversed and each keeps its key order.
+    var runStarts: [Int] = []
+    var previous: [UInt8] = []
     var exact = true
     core.scan(table.indexKeyspace(index), range: .all) { key, _ in
       let value = key.dropLast(8)
@@ -151,17 +156,23 @@ extension ResultsState {
         exact = false
         return false
       }
-      let objectKey = TableInfo.key(from: Array(key.suffix(8)))
-      if let last = runs.last?.value, last.elementsEqual(value) {
-        runs[runs.count - 1].keys.append(objectKey)
-      } else {
-        runs.append((value, [objectKey]))
+      if !ascending, runStarts.isEmpty || !value.elementsEqual(previous.dropLast(8)) {
+        runStarts.append(keys.count)
+        previous = key
       }
+      keys.append(TableInfo.key(from: key.suffix(8)))
       return true
     }
     guard exact else { return nil }
-    let ordered = sorts[0].ascending ? runs : runs.reversed()
-    return ordered.flatMap(\.keys)
+    if ascending { return keys }
+    var descending: [ObjectKey] = []
+    descending.reserveCapacity(keys.count)
+    var end = keys.count
+    for start in runStarts.reversed() {
+      descending += keys[start..<end]
+      end = start
+    }
+    return descending
   }
 
   /// A range of an index is read when it holds at most this fraction (1/n) of the class.

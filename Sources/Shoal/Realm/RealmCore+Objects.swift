@@ -128,7 +128,7 @@ extension RealmCore {
     if index == table.primaryKeyIndex { return key(forPrimaryKey: value, in: table).map { [$0] } ?? [] }
     var keys: [ObjectKey] = []
     scan(table.indexKeyspace(index), range: .prefix(OrderedIndexKey.key(value))) { key, _ in
-      keys.append(TableInfo.key(from: Array(key.suffix(8))))
+      keys.append(TableInfo.key(from: key.suffix(8)))
       return true
     }
     return keys
@@ -139,7 +139,7 @@ extension RealmCore {
   func keys(whereIndexed index: Int, in range: KeyRange, of table: TableInfo) -> [ObjectKey] {
     var keys: [ObjectKey] = []
     scan(table.indexKeyspace(index), range: range) { key, _ in
-      keys.append(TableInfo.key(from: Array(key.suffix(8))))
+      keys.append(TableInfo.key(from: key.suffix(8)))
       return true
     }
     return keys
