@@ -71,30 +71,25 @@ struct SchemaResolver {
 
   /// Whether the file's `_meta` says the backlink index is built.
   private func hasBacklinkIndex(_ write: WriteTransaction?) throws(Realm.Error) -> Bool {
-    do {
-      if let write {
-        guard try write.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
-        return try write.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) == Backlinks.format
-      }
-      return try store.read { snapshot in
-        guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
-        return try snapshot.get(Backlinks.formatKey, in: RealmSchema.metaKeyspace) == Backlinks.format
-      }
-    } catch {
-      throw Realm.Error(storage: error, fileURL: configuration.fileURL)
-    }
+    try meta(Backlinks.formatKey, is: Backlinks.format, write)
   }
 
   /// Whether the file's `_meta` says its secondary indexes are ordered (`OrderedIndexKey`).
   private func hasOrderedIndexes(_ write: WriteTransaction?) throws(Realm.Error) -> Bool {
+    try meta(RealmSchema.indexFormatKey, is: RealmSchema.indexFormat, write)
+  }
+
+  /// Whether the file's `_meta` holds `value` under `key`, read in `write` or, without one, in
+  /// a snapshot of the newest version.
+  private func meta(_ key: [UInt8], is value: [UInt8], _ write: WriteTransaction?) throws(Realm.Error) -> Bool {
     do {
       if let write {
         guard try write.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
-        return try write.get(RealmSchema.indexFormatKey, in: RealmSchema.metaKeyspace) == RealmSchema.indexFormat
+        return try write.get(key, in: RealmSchema.metaKeyspace) == value
       }
       return try store.read { snapshot in
         guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace) else { return false }
-        return try snapshot.get(RealmSchema.indexFormatKey, in: RealmSchema.metaKeyspace) == RealmSchema.indexFormat
+        return try snapshot.get(key, in: RealmSchema.metaKeyspace) == value
       }
     } catch {
       throw Realm.Error(storage: error, fileURL: configuration.fileURL)
