@@ -141,8 +141,8 @@ private final class SConfChanges {
   }
 }
 
-@Suite("RealmSwift conformance: schema validation, update policies, object observation")
-struct SchemaUpdateConformanceTests {
+@Suite("Schema validation, update policies, object observation")
+struct SchemaValidationTests {
   // MARK: Schema validation
 
   /// `objectTypes` must include every class a listed class links to; RealmSwift checks this

@@ -133,8 +133,8 @@ private func realmError(_ body: () throws -> Void) -> Realm.Error? {
   return nil
 }
 
-@Suite("RealmSwift Realm, configuration and transaction conformance")
-struct RealmConformanceTests {
+@Suite("Realm, configuration and transactions")
+struct ConfigurationAndTransactionTests {
   // MARK: Realm.Configuration
 
   @Test func configurationDefaults() {

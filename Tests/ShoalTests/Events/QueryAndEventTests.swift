@@ -285,8 +285,8 @@ private func qconfRealmBeyondTheVersionLimit() throws -> (Realm, [Realm]) {
   return (realm, frozen)
 }
 
-@Suite("RealmSwift type-safe queries, format strings, version limit and events")
-struct QueryEventConformanceTests {
+@Suite("Type-safe queries, format strings, version limit and events")
+struct QueryAndEventTests {
   // MARK: Type-safe queries
 
   @Test func comparisonOperatorsOnNumbersAndDates() throws {

@@ -4,7 +4,7 @@ import Testing
 
 // Parity of the collection API with RealmSwift 10.x: the members of `List`, `MutableSet`, `Map`,
 // `Results`, `LinkingObjects`, `AnyRealmCollection` and the `RealmCollection` protocol that
-// CollectionConformanceTests does not already cover, with the exact texts of the exceptions
+// CollectionQueryTests does not already cover, with the exact texts of the exceptions
 // RealmSwift raises (Shoal: fatal errors, checked with exit tests).
 //
 // Sources cited below: the RealmSwift sources (RealmSwift/List.swift, MutableSet.swift, Map.swift,
@@ -67,8 +67,8 @@ private func capOwnerWithDogs() throws -> (Realm, CAPOwner) {
   return (realm, owner)
 }
 
-@Suite("RealmSwift collection API parity")
-struct CollectionAPIParityTests {
+@Suite("Collection API")
+struct CollectionAPITests {
   // MARK: List: range-replaceable emulation
 
   /// List.swift: `subscript(bounds: Range<Int>)` returns a slice and its setter calls

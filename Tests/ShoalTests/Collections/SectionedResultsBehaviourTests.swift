@@ -10,8 +10,8 @@ import Testing
 
 // MARK: - Sectioned results
 
-@Suite("Sectioned results conformance")
-struct AsyncLoggerConformanceSectionedTests {
+@Suite("Sectioned results: RealmSwift behaviour")
+struct SectionedResultsBehaviourTests {
   /// realm-swift's `SectionedResultsTests.testCreationFromResults`.
   @Test func sectionedByAKeyPathSortsAndGroups() throws {
     let realm = try aconfItemsRealm()

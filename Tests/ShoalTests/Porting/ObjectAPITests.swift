@@ -292,8 +292,8 @@ private func verifyNil(_ object: OAPAllTypes) {
   #expect(object.mapOptInt["1"] == .some(nil))
 }
 
-@Suite("RealmSwift object API parity")
-struct ObjectAPIParityTests {
+@Suite("Object API")
+struct ObjectAPITests {
   // MARK: init() and init(value:)
 
   /// `Object.init()`: every property holds its declared default, or the type's zero value;

@@ -10,8 +10,8 @@ import Testing
 
 // MARK: - Logger
 
-@Suite("Logger conformance", .serialized)
-struct AsyncLoggerConformanceLoggerTests {
+@Suite("Logger API", .serialized)
+struct LoggerAPITests {
   /// `LogLevel` is `RLMLogLevel`: off, fatal, error, warn, info, detail, debug, trace, all = 0…8.
   @Test func levelRawValuesAndOrderFollowRLMLogLevel() {
     let levels: [Logger.Level] = [.off, .fatal, .error, .warn, .info, .detail, .debug, .trace, .all]

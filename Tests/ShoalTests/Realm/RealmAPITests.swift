@@ -87,8 +87,8 @@ private func confConfiguration() -> Realm.Configuration {
 
 private func confRealm() throws -> Realm { try Realm(configuration: confConfiguration()) }
 
-@Suite("RealmSwift conformance")
-struct ConformanceTests {
+@Suite("Realm API")
+struct RealmAPITests {
   // MARK: Object.init(value:)
 
   @Test func initFromDictionarySetsGivenPropertiesAndKeepsDefaults() {

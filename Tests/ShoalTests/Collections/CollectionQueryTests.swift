@@ -70,8 +70,8 @@ private func collPeopleRealm() throws -> Realm {
   return realm
 }
 
-@Suite("RealmSwift collection and query conformance")
-struct CollectionConformanceTests {
+@Suite("Collections and queries")
+struct CollectionQueryTests {
   // MARK: List
 
   @Test func listAppendInsertRemoveMoveSwapAndReplace() throws {

@@ -10,8 +10,8 @@ import Testing
 
 // MARK: - Projections
 
-@Suite("Projection conformance")
-struct AsyncLoggerConformanceProjectionTests {
+@Suite("Projections: RealmSwift behaviour")
+struct ProjectionBehaviourTests {
   @Test func projectionsReadThroughTheirKeyPaths() throws {
     let realm = try aconfPeopleRealm()
     let people: Results<AConfPersonProjection> = realm.objects(AConfPersonProjection.self)

@@ -163,8 +163,8 @@ private func vconfText(_ value: Any?) -> String {
   return "\(value)"
 }
 
-@Suite("RealmSwift value, model-rule and change-set conformance")
-struct ValueConformanceTests {
+@Suite("Values, model rules and change sets")
+struct ValueAndModelRuleTests {
   // MARK: ObjectId
 
   @Test func objectIdZeroStringValueAndDescription() throws {

@@ -99,8 +99,8 @@ private actor AConfRealmActor {
   }
 }
 
-@Suite("Asynchronous API conformance")
-struct AsyncLoggerConformanceAsyncTests {
+@Suite("Asynchronous API")
+struct AsyncAPITests {
   @Test func anActorIsolatedRealmWritesWithAsyncWrite() async throws {
     let configuration = aconfConfiguration()
     let actor = AConfRealmActor()
