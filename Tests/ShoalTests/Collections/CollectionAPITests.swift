@@ -13,45 +13,48 @@ import Testing
 // RLMDictionary.mm, RLMResults.mm, RLMSwiftCollectionBase.mm) and RealmSwift's own tests
 // (RealmSwift/Tests/ListTests.swift, RealmCollectionTypeTests.swift).
 
-// MARK: - Models (names prefixed `CAP`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (nested in the suite; every Realm here lists them in `objectTypes`)
 
-final class CAPDog: Object {
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted var weight = 0.0
-  @Persisted var born = Date(timeIntervalSince1970: 0)
-  @Persisted var nickname: String?
-  @Persisted(originProperty: "dogs") var owners: LinkingObjects<CAPOwner>
+extension CollectionAPITests {
+  final class ShowDog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var weight = 0.0
+    @Persisted var born = Date(timeIntervalSince1970: 0)
+    @Persisted var nickname: String?
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<Breeder>
+  }
+
+  final class Breeder: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var dogs: List<ShowDog>
+    @Persisted var otherDogs: List<ShowDog>
+    @Persisted var ints: List<Int>
+    @Persisted var strings: List<String>
+    @Persisted var dogSet: MutableSet<ShowDog>
+    @Persisted var intSet: MutableSet<Int>
+    @Persisted var scores: Map<String, Int>
+    @Persisted var dogMap: Map<String, ShowDog?>
+  }
 }
 
-final class CAPOwner: Object {
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var name = ""
-  @Persisted var dogs: List<CAPDog>
-  @Persisted var otherDogs: List<CAPDog>
-  @Persisted var ints: List<Int>
-  @Persisted var strings: List<String>
-  @Persisted var dogSet: MutableSet<CAPDog>
-  @Persisted var intSet: MutableSet<Int>
-  @Persisted var scores: Map<String, Int>
-  @Persisted var dogMap: Map<String, CAPDog?>
-}
+private let collectionAPITypes: [ObjectBase.Type] = [CollectionAPITests.ShowDog.self, CollectionAPITests.Breeder.self]
 
-private let capObjectTypes: [ObjectBase.Type] = [CAPDog.self, CAPOwner.self]
-
-/// A fresh in-memory Realm holding only the `CAP` classes.
-private func capRealm() throws -> Realm {
+/// A fresh in-memory Realm holding only the show dogs and their breeders.
+private func collectionAPIRealm() throws -> Realm {
   try Realm(
-    configuration: Realm.Configuration(inMemoryIdentifier: "cap-" + UUID().uuidString, objectTypes: capObjectTypes))
+    configuration: Realm.Configuration(
+      inMemoryIdentifier: "collection-api-" + UUID().uuidString, objectTypes: collectionAPITypes))
 }
 
 /// An owner (id 1) with three dogs: Rex (3 y, 10.5 kg, born 1970+300 s), Fido (5 y, 20 kg, +100 s),
 /// Spot (1 y, 4.5 kg, +200 s, nicknamed "Spotty").
-private func capOwnerWithDogs() throws -> (Realm, CAPOwner) {
-  let realm = try capRealm()
+private func ownerWithDogs() throws -> (Realm, CollectionAPITests.Breeder) {
+  let realm = try collectionAPIRealm()
   let owner = try realm.write {
     realm.create(
-      CAPOwner.self,
+      CollectionAPITests.Breeder.self,
       value: [
         "id": 1, "name": "Ann",
         "dogs": [
@@ -83,7 +86,7 @@ struct CollectionAPITests {
     list[1..<4] = other[0..<2]
     #expect(Array(list) == [0, 10, 11, 4, 5, 6])
 
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.ints.append(objectsIn: [0, 1, 2, 3])
       owner.ints[0..<3] = other[2..<3]
@@ -95,7 +98,7 @@ struct CollectionAPITests {
   /// List.swift: `removeFirst(_ number: Int = 1)` and `removeLast(_ number: Int = 1)` remove from
   /// either end (ListRRCMethodsTests.testRemoveFirst / testRemoveLastFew).
   @Test func listRemoveFirstAndLastTakeACount() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.ints.append(objectsIn: [0, 1, 2, 3, 4, 5, 6])
       owner.ints.removeFirst()
@@ -118,7 +121,7 @@ struct CollectionAPITests {
       stderrText(lastResult).contains(
         "It is not possible to remove more objects (1) from a list than it already contains (0)."))
     let firstResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, owner) = try capOwnerWithDogs()
+      let (realm, owner) = try ownerWithDogs()
       try realm.write { owner.dogs.removeFirst(4) }
     }
     #expect(
@@ -130,8 +133,8 @@ struct CollectionAPITests {
   /// fails with RLMArray's bounds text (ListTests.testReplaceRange).
   @Test func listReplaceSubrangePastTheEndFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, owner) = try capOwnerWithDogs()
-      try realm.write { owner.dogs.replaceSubrange(200..<201, with: [CAPDog()]) }
+      let (realm, owner) = try ownerWithDogs()
+      try realm.write { owner.dogs.replaceSubrange(200..<201, with: [ShowDog()]) }
     }
     #expect(stderrText(result).contains("Index 200 is out of bounds (must be less than 3)."))
   }
@@ -152,15 +155,15 @@ struct CollectionAPITests {
   /// bounds"; RealmCollectionImpl raises "Indexes for collection are out of bounds."
   /// (RealmCollectionTypeTests.testObjectsAtIndexes).
   @Test func objectsAtIndexesReturnsTheElementsOrFails() async throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     #expect(owner.dogs.objects(at: IndexSet([0, 2])).map(\.name) == ["Rex", "Spot"])
-    let sorted = realm.objects(CAPDog.self).sorted(byKeyPath: "age")
+    let sorted = realm.objects(ShowDog.self).sorted(byKeyPath: "age")
     #expect(sorted.objects(at: IndexSet([0, 1])).map(\.name) == ["Spot", "Rex"])
     #expect(AnyRealmCollection(sorted).objects(at: IndexSet()).isEmpty)
 
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, _) = try capOwnerWithDogs()
-      _ = realm.objects(CAPDog.self).objects(at: IndexSet([0, 10]))
+      let (realm, _) = try ownerWithDogs()
+      _ = realm.objects(ShowDog.self).objects(at: IndexSet([0, 10]))
     }
     #expect(stderrText(result).contains("Indexes for collection are out of bounds."))
   }
@@ -169,8 +172,8 @@ struct CollectionAPITests {
   /// value for 'index'." for `Results` too (RealmCollectionTypeTests.testSubscript: `collection[-200]`).
   @Test func resultsNegativeIndexFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, _) = try capOwnerWithDogs()
-      _ = realm.objects(CAPDog.self)[-200]
+      let (realm, _) = try ownerWithDogs()
+      _ = realm.objects(ShowDog.self)[-200]
     }
     #expect(stderrText(result).contains("Cannot pass a negative value for 'index'."))
   }
@@ -179,12 +182,12 @@ struct CollectionAPITests {
   /// the position of the first match in the collection's own order, or nil
   /// (RealmCollectionTypeTests.testIndexOfFormat / testIndexOfQuery).
   @Test func indexMatchingFindsTheFirstMatchInCollectionOrder() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     #expect(owner.dogs.index(matching: "age > %@", 2) == 0)
     #expect(owner.dogs.index(matching: "name == %@", "Spot") == 2)
     #expect(owner.dogs.index(matching: "name == 'Nobody'") == nil)
     #expect(owner.dogs.index(matching: { $0.age < 2 }) == 2)
-    let byAge = realm.objects(CAPDog.self).sorted(byKeyPath: "age", ascending: false)
+    let byAge = realm.objects(ShowDog.self).sorted(byKeyPath: "age", ascending: false)
     #expect(byAge.index(matching: "age < 4") == 1)
     #expect(byAge.index(matching: { $0.name == "Spot" }) == 2)
     #expect(AnyRealmCollection(byAge).index(matching: "name == 'Fido'") == 0)
@@ -204,7 +207,7 @@ struct CollectionAPITests {
     }
     #expect(stderrText(indexOfResult).contains("index(of:) is not available on MutableSet"))
     let matchingResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, owner) = try capOwnerWithDogs()
+      let (realm, owner) = try ownerWithDogs()
       try realm.write { owner.dogSet.insert(objectsIn: owner.dogs) }
       _ = owner.dogSet.index(matching: "age > 1")
     }
@@ -213,8 +216,8 @@ struct CollectionAPITests {
 
   /// MutableSet.swift set algebra with objects: membership is by object identity in the Realm.
   @Test func mutableSetAlgebraWithObjects() throws {
-    let (realm, owner) = try capOwnerWithDogs()
-    let other = try realm.write { realm.create(CAPOwner.self, value: ["id": 2]) }
+    let (realm, owner) = try ownerWithDogs()
+    let other = try realm.write { realm.create(Breeder.self, value: ["id": 2]) }
     try realm.write {
       owner.dogSet.insert(objectsIn: [owner.dogs[0], owner.dogs[1]])
       other.dogSet.insert(objectsIn: [owner.dogs[1], owner.dogs[2]])
@@ -239,7 +242,7 @@ struct CollectionAPITests {
   /// RealmCollection it is a set (RealmCollectionTypeTests, MutableSet testValueForKey:
   /// `value(forKey: "stringCol") as! Set<String>?`); collection operators still work.
   @Test func mutableSetValueForKeyGivesDistinctValues() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.dogs[2].age = 3
       owner.dogSet.insert(objectsIn: owner.dogs)
@@ -268,13 +271,13 @@ struct CollectionAPITests {
       stderrText(sortResult).contains("This method may only be called on RLMArray instances retrieved from an RLMRealm")
     )
     let freezeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = CAPOwner().dogs.freeze()
+      _ = Breeder().dogs.freeze()
     }
     #expect(
       stderrText(freezeResult).contains(
         "This method may only be called on RLMArray instances retrieved from an RLMRealm"))
     let setResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = CAPOwner().dogSet.filter("age > 1").count
+      _ = Breeder().dogSet.filter("age > 1").count
     }
     #expect(
       stderrText(setResult).contains("This method may only be called on RLMSet instances retrieved from an RLMRealm"))
@@ -296,8 +299,8 @@ struct CollectionAPITests {
     #expect(list.max() == 8)
     #expect(list.sum() == 15)
     #expect(list.average() as Double? == 5)
-    let owner = CAPOwner()
-    owner.dogs.append(objectsIn: [CAPDog(value: ["name": "A", "age": 2]), CAPDog(value: ["name": "B", "age": 6])])
+    let owner = Breeder()
+    owner.dogs.append(objectsIn: [ShowDog(value: ["name": "A", "age": 2]), ShowDog(value: ["name": "B", "age": 6])])
     #expect(owner.dogs.max(ofProperty: "age") as Int? == 6)
     #expect(owner.dogs.sum(ofProperty: "age") as Int == 8)
   }
@@ -308,9 +311,9 @@ struct CollectionAPITests {
   /// lists are equal when they are the same property of the same object; an unmanaged list equals
   /// another unmanaged list with equal contents (RLMArray.mm `isEqual:`), never a managed one.
   @Test func listsAndSetsAreEquatable() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     #expect(owner.dogs == owner.dogs)
-    let sameOwner = try #require(realm.object(ofType: CAPOwner.self, forPrimaryKey: 1))
+    let sameOwner = try #require(realm.object(ofType: Breeder.self, forPrimaryKey: 1))
     #expect(sameOwner.dogs == owner.dogs)
     #expect(owner.dogs != owner.otherDogs)
     #expect(owner.intSet == owner.intSet)
@@ -330,8 +333,8 @@ struct CollectionAPITests {
   /// Results.swift `==`: results are equal when they are the same collection; RealmCollection
   /// requires Equatable so generic code can compare collections (AnyRealmCollection forwards).
   @Test func resultsAndAnyRealmCollectionAreEquatable() throws {
-    let (realm, owner) = try capOwnerWithDogs()
-    let dogs = realm.objects(CAPDog.self)
+    let (realm, owner) = try ownerWithDogs()
+    let dogs = realm.objects(ShowDog.self)
     let copy = dogs
     #expect(dogs == copy)
     #expect(dogs != dogs.filter("age > 1"))
@@ -347,11 +350,11 @@ struct CollectionAPITests {
   /// array of each element's value; key paths may go through links; `self` gives the elements
   /// (RealmCollectionTypeTests.testValueForKey: `as! [String]?`).
   @Test func resultsValueForKeyAndKeyPath() throws {
-    let (realm, owner) = try capOwnerWithDogs()
-    let dogs = realm.objects(CAPDog.self).sorted(byKeyPath: "age")
+    let (realm, owner) = try ownerWithDogs()
+    let dogs = realm.objects(ShowDog.self).sorted(byKeyPath: "age")
     let names: Any? = dogs.value(forKey: "name")
     #expect(names as? [String] == ["Spot", "Rex", "Fido"])
-    #expect((dogs.value(forKey: "self") as? [CAPDog])?.map(\.name) == ["Spot", "Rex", "Fido"])
+    #expect((dogs.value(forKey: "self") as? [ShowDog])?.map(\.name) == ["Spot", "Rex", "Fido"])
     let ownerNames = owner.dogs[0].owners.value(forKeyPath: "name") as? [String]
     #expect(ownerNames == ["Ann"])
     let erased = AnyRealmCollection(owner.dogs)
@@ -370,7 +373,7 @@ struct CollectionAPITests {
   /// `@sum`, `@avg` (NSNumber, nil when empty except @sum) and `@unionOfObjects`
   /// (RealmCollectionTypeTests.testValueForKeyPath).
   @Test func collectionOperatorsInValueForKeyPath() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     let dogs = AnyRealmCollection(owner.dogs)
     #expect((dogs.value(forKeyPath: "@count") as? NSNumber)?.intValue == 3)
     #expect((dogs.value(forKeyPath: "@max.age") as? NSNumber)?.intValue == 5)
@@ -378,7 +381,7 @@ struct CollectionAPITests {
     #expect((dogs.value(forKeyPath: "@sum.age") as? NSNumber)?.intValue == 9)
     #expect((dogs.value(forKeyPath: "@avg.age") as? NSNumber)?.doubleValue == 3.0)
     #expect(dogs.value(forKeyPath: "@unionOfObjects.name") as? [String] == ["Rex", "Fido", "Spot"])
-    let none = realm.objects(CAPDog.self).filter("age > 100")
+    let none = realm.objects(ShowDog.self).filter("age > 100")
     #expect((none.value(forKeyPath: "@count") as? NSNumber)?.intValue == 0)
     #expect(none.value(forKeyPath: "@max.age") == nil)
     #expect((none.value(forKeyPath: "@sum.age") as? NSNumber)?.intValue == 0)
@@ -387,16 +390,16 @@ struct CollectionAPITests {
   /// RLMResults.mm: "Unsupported KVC collection operator found in key path '@foo.age'".
   @Test func unsupportedCollectionOperatorFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, _) = try capOwnerWithDogs()
-      _ = realm.objects(CAPDog.self).value(forKeyPath: "@foo.age")
+      let (realm, _) = try ownerWithDogs()
+      _ = realm.objects(ShowDog.self).value(forKeyPath: "@foo.age")
     }
     #expect(stderrText(result).contains("Unsupported KVC collection operator found in key path '@foo.age'"))
   }
 
   /// RealmCollection.swift `setValue(_:forKey:)` sets the property on every element (in a write).
   @Test func setValueForKeySetsEveryElement() throws {
-    let (realm, owner) = try capOwnerWithDogs()
-    try realm.write { realm.objects(CAPDog.self).filter("age > 2").setValue("old", forKey: "nickname") }
+    let (realm, owner) = try ownerWithDogs()
+    try realm.write { realm.objects(ShowDog.self).filter("age > 2").setValue("old", forKey: "nickname") }
     #expect(owner.dogs.map(\.nickname) == ["old", "old", "Spotty"])
     try realm.write { AnyRealmCollection(owner.dogs).setValue(7, forKey: "age") }
     #expect(owner.dogs.map(\.age) == [7, 7, 7])
@@ -407,8 +410,8 @@ struct CollectionAPITests {
   /// RealmCollection.swift: `min/max(ofProperty:)` accept every MinMaxType, including `NSNumber`
   /// and dates (RealmCollectionTypeTests.testMin / testMax: `as NSNumber?`, `as Date?`).
   @Test func aggregatesIntoNSNumberAndDates() throws {
-    let (realm, _) = try capOwnerWithDogs()
-    let dogs = realm.objects(CAPDog.self)
+    let (realm, _) = try ownerWithDogs()
+    let dogs = realm.objects(ShowDog.self)
     #expect((dogs.min(ofProperty: "age") as NSNumber?)?.intValue == 1)
     #expect((dogs.max(ofProperty: "weight") as NSNumber?)?.doubleValue == 20.0)
     #expect((dogs.sum(ofProperty: "age") as NSNumber).intValue == 9)
@@ -419,22 +422,22 @@ struct CollectionAPITests {
   }
 
   /// RLMQueryUtil.mm `RLMValidatedProperty`: an aggregate of a property the class lacks fails with
-  /// "Property 'noSuchCol' not found in object of type 'CAPDog'"
+  /// "Property 'noSuchCol' not found in object of type 'ShowDog'"
   /// (RealmCollectionTypeTests.testMin: `named: "Invalid property name"`).
   @Test func aggregateOfAMissingPropertyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, _) = try capOwnerWithDogs()
-      _ = realm.objects(CAPDog.self).min(ofProperty: "noSuchCol") as Int?
+      let (realm, _) = try ownerWithDogs()
+      _ = realm.objects(ShowDog.self).min(ofProperty: "noSuchCol") as Int?
     }
-    #expect(stderrText(result).contains("Property 'noSuchCol' not found in object of type 'CAPDog'"))
+    #expect(stderrText(result).contains("Property 'noSuchCol' not found in object of type 'ShowDog'"))
   }
 
   /// RLMResults.mm `throwError`: an aggregate of a property of a type it does not support fails
   /// with "sumOfProperty is not supported for string property 'name'." rather than returning 0.
   @Test func aggregateOfAnUnsupportedTypeFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, _) = try capOwnerWithDogs()
-      _ = realm.objects(CAPDog.self).sum(ofProperty: "name") as Int
+      let (realm, _) = try ownerWithDogs()
+      _ = realm.objects(ShowDog.self).sum(ofProperty: "name") as Int
     }
     #expect(stderrText(result).contains("sumOfProperty is not supported for string property 'name'."))
   }
@@ -442,7 +445,7 @@ struct CollectionAPITests {
   /// RealmCollection.swift: `sum` of an empty collection is zero; `min`, `max` and `average` are
   /// nil, for lists of values and maps alike.
   @Test func aggregatesOfEmptyCollectionsOfValues() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     #expect(owner.ints.sum() == 0)
     #expect(owner.ints.min() == nil)
     #expect(owner.ints.max() == nil)
@@ -463,11 +466,11 @@ struct CollectionAPITests {
   /// path through an optional link (RealmCollectionTypeTests.testSortWithDescriptor /
   /// testSortWithSwiftKeyPath).
   @Test func sortedByDescriptorsAndSwiftKeyPaths() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     #expect(owner.dogs.sorted(by: []).map(\.name) == ["Rex", "Fido", "Spot"])
-    #expect(owner.dogs.sorted(by: [SortDescriptor(keyPath: \CAPDog.weight)]).map(\.name) == ["Spot", "Rex", "Fido"])
+    #expect(owner.dogs.sorted(by: [SortDescriptor(keyPath: \ShowDog.weight)]).map(\.name) == ["Spot", "Rex", "Fido"])
     #expect(owner.dogs.sorted(by: \.born, ascending: false).map(\.name) == ["Rex", "Spot", "Fido"])
-    let reversed = realm.objects(CAPDog.self).sorted(by: [SortDescriptor(keyPath: "age", ascending: false)])
+    let reversed = realm.objects(ShowDog.self).sorted(by: [SortDescriptor(keyPath: "age", ascending: false)])
     #expect(reversed.sorted(by: [] as [Shoal.SortDescriptor]).map(\.name) == ["Fido", "Rex", "Spot"])
   }
 
@@ -475,11 +478,11 @@ struct CollectionAPITests {
   /// of 'int' can only be sorted on 'self'" (RLMArray tests: `sortedResultsUsingKeyPath:@"not self"`
   /// throws "can only be sorted on 'self'").
   @Test func sortingValuesOnAnotherKeyPathThanSelfFails() async throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write { owner.ints.append(objectsIn: [2, 3, 1]) }
     #expect(Array(owner.ints.sorted(byKeyPath: "self", ascending: false)) == [3, 2, 1])
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, owner) = try capOwnerWithDogs()
+      let (realm, owner) = try ownerWithDogs()
       try realm.write { owner.ints.append(objectsIn: [2, 3, 1]) }
       _ = owner.ints.sorted(byKeyPath: "age", ascending: true)
     }
@@ -490,12 +493,12 @@ struct CollectionAPITests {
   /// RealmCollectionImpl / RLMResults.mm `indexOfObject:`: an unmanaged object is in no managed
   /// collection (`index(of:)` is nil), even one whose other objects it resembles.
   @Test func indexOfAnUnmanagedObjectIsNil() throws {
-    let (realm, owner) = try capOwnerWithDogs()
-    let stray = CAPDog(value: ["name": "Rex", "age": 3])
-    #expect(realm.objects(CAPDog.self).index(of: stray) == nil)
+    let (realm, owner) = try ownerWithDogs()
+    let stray = ShowDog(value: ["name": "Rex", "age": 3])
+    #expect(realm.objects(ShowDog.self).index(of: stray) == nil)
     #expect(owner.dogs.index(of: stray) == nil)
-    #expect(owner.dogs[0].owners.index(of: CAPOwner()) == nil)
-    #expect(realm.objects(CAPDog.self).index(of: owner.dogs[1]) == 1)
+    #expect(owner.dogs[0].owners.index(of: Breeder()) == nil)
+    #expect(realm.objects(ShowDog.self).index(of: owner.dogs[1]) == 1)
   }
 
   /// RLMResults.mm `distinctResultsUsingKeyPaths:`: "Cannot distinct on keypath '@sum.age': KVC
@@ -503,22 +506,22 @@ struct CollectionAPITests {
   /// throws).
   @Test func distinctOnACollectionOperatorFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, _) = try capOwnerWithDogs()
-      _ = realm.objects(CAPDog.self).distinct(by: ["@sum.age"]).count
+      let (realm, _) = try ownerWithDogs()
+      _ = realm.objects(ShowDog.self).distinct(by: ["@sum.age"]).count
     }
     #expect(
       stderrText(result).contains("Cannot distinct on keypath '@sum.age': KVC collection operators are not supported."))
   }
 
   /// RealmCollectionTypeTests.testSortWithProperty: "Cannot sort on key path 'noSuchCol':
-  /// property 'CAPDog.noSuchCol' does not exist".
+  /// property 'ShowDog.noSuchCol' does not exist".
   @Test func sortingOnAMissingPropertyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (_, owner) = try capOwnerWithDogs()
+      let (_, owner) = try ownerWithDogs()
       _ = owner.dogs.sorted(byKeyPath: "noSuchCol", ascending: true).count
     }
     #expect(
-      stderrText(result).contains("Cannot sort on key path 'noSuchCol': property 'CAPDog.noSuchCol' does not exist"))
+      stderrText(result).contains("Cannot sort on key path 'noSuchCol': property 'ShowDog.noSuchCol' does not exist"))
   }
 
   // MARK: Descriptions
@@ -527,14 +530,14 @@ struct CollectionAPITests {
   /// "AnyRealmCollection", ...)`, i.e. "AnyRealmCollection<Type> <0x…> (\n\t[0] …\n)"
   /// (RealmCollectionTypeTests.testDescription for AnyRealmCollection).
   @Test func anyRealmCollectionDescription() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     let text = AnyRealmCollection(owner.dogs).description
-    #expect(text.hasPrefix("AnyRealmCollection<CAPDog> <0x"))
-    #expect(text.contains("\t[0] CAPDog {\n\t\tname = Rex;"))
+    #expect(text.hasPrefix("AnyRealmCollection<ShowDog> <0x"))
+    #expect(text.contains("\t[0] ShowDog {\n\t\tname = Rex;"))
     #expect(text.hasSuffix("\n)"))
-    #expect(realm.objects(CAPDog.self).description.hasPrefix("Results<CAPDog> <0x"))
-    #expect(owner.dogs.description.hasPrefix("List<CAPDog> <0x"))
-    #expect(owner.dogs[0].owners.description.hasPrefix("LinkingObjects<CAPOwner> <0x"))
+    #expect(realm.objects(ShowDog.self).description.hasPrefix("Results<ShowDog> <0x"))
+    #expect(owner.dogs.description.hasPrefix("List<ShowDog> <0x"))
+    #expect(owner.dogs[0].owners.description.hasPrefix("LinkingObjects<Breeder> <0x"))
   }
 
   // MARK: LinkingObjects
@@ -542,8 +545,8 @@ struct CollectionAPITests {
   /// LinkingObjects is a RealmCollection: subscripts with bounds checks, `first`/`last`,
   /// `index(of:)`, aggregates, sorting and `value(forKey:)` all work on it.
   @Test func linkingObjectsIsAFullRealmCollection() async throws {
-    let (realm, owner) = try capOwnerWithDogs()
-    let zoe = try realm.write { realm.create(CAPOwner.self, value: ["id": 2, "name": "Zoe"]) }
+    let (realm, owner) = try ownerWithDogs()
+    let zoe = try realm.write { realm.create(Breeder.self, value: ["id": 2, "name": "Zoe"]) }
     try realm.write { zoe.dogs.append(owner.dogs[0]) }
     let rexOwners = owner.dogs[0].owners
     #expect(rexOwners.count == 2)
@@ -556,7 +559,7 @@ struct CollectionAPITests {
     #expect(rexOwners.index(matching: "name == 'Zoe'") == 1)
 
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (_, owner) = try capOwnerWithDogs()
+      let (_, owner) = try ownerWithDogs()
       _ = owner.dogs[0].owners[-1]
     }
     #expect(stderrText(result).contains("Cannot pass a negative value for 'index'."))
@@ -567,7 +570,7 @@ struct CollectionAPITests {
   /// Map.swift: `value(forKey:)` gives the value for a key as AnyObject, `setValue(_:forKey:)`
   /// sets it and nil removes it; `object(forKey:)` reads too; `contains(where:)` tests entries.
   @Test func mapKeyValueCodingAndContainsWhere() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.scores.setValue(5, forKey: "five")
       owner.scores["six"] = 6
@@ -586,7 +589,7 @@ struct CollectionAPITests {
   /// keyed collections can use its keys, values, subscript and aggregates.
   @Test func mapIsARealmKeyedCollection() throws {
     func total<C: RealmKeyedCollection>(_ map: C) -> Int where C.Value == Int { map.values.reduce(0, +) }
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.scores["a"] = 1
       owner.scores["b"] = 2
@@ -599,7 +602,7 @@ struct CollectionAPITests {
 
   /// Map.swift: a map of optional objects filters, sorts and aggregates its values like Results.
   @Test func mapOfObjectsQueriesItsValues() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.dogMap["rex"] = owner.dogs[0]
       owner.dogMap["fido"] = owner.dogs[1]
@@ -619,7 +622,7 @@ struct CollectionAPITests {
   /// `thaw()` gives the live one back, and queries of a frozen collection are frozen
   /// (RealmCollectionTypeTests.testThaw / testQueryFrozenCollection).
   @Test func freezeAndThawOfEveryCollection() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.intSet.insert(objectsIn: [1, 2])
       owner.scores["a"] = 1
@@ -648,7 +651,7 @@ struct CollectionAPITests {
   /// RealmCollection.swift: collections encode as arrays; List and MutableSet decode from one;
   /// Map.swift encodes and decodes as a dictionary.
   @Test func collectionsEncodeAndDecode() throws {
-    let (realm, owner) = try capOwnerWithDogs()
+    let (realm, owner) = try ownerWithDogs()
     try realm.write {
       owner.ints.append(objectsIn: [3, 1, 2])
       owner.scores["a"] = 1

@@ -7,45 +7,49 @@ import Testing
 // exceptions RealmSwift raises for them (Shoal: fatal errors, checked with exit tests whose
 // standard error must contain RealmSwift's message).
 
-// MARK: - Models (names prefixed `Coll`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (nested in the suite; every Realm here lists them in `objectTypes`)
 
-final class CollDog: Object {
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted var weight = 0.0
-  @Persisted(originProperty: "dogs") var owners: LinkingObjects<CollPerson>
+extension CollectionQueryTests {
+  final class PetDog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var weight = 0.0
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<DogLover>
+  }
+
+  final class DogLover: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var bestFriend: PetDog?
+    @Persisted var dogs: List<PetDog>
+    @Persisted var tags: List<String>
+    @Persisted var ints: List<Int>
+    @Persisted var numbers: MutableSet<Int>
+    @Persisted var otherNumbers: MutableSet<Int>
+    @Persisted var dogSet: MutableSet<PetDog>
+    @Persisted var scores: Map<String, Int>
+    @Persisted var pets: Map<String, PetDog?>
+  }
 }
 
-final class CollPerson: Object {
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted var bestFriend: CollDog?
-  @Persisted var dogs: List<CollDog>
-  @Persisted var tags: List<String>
-  @Persisted var ints: List<Int>
-  @Persisted var numbers: MutableSet<Int>
-  @Persisted var otherNumbers: MutableSet<Int>
-  @Persisted var dogSet: MutableSet<CollDog>
-  @Persisted var scores: Map<String, Int>
-  @Persisted var pets: Map<String, CollDog?>
-}
+private let collectionQueryTypes: [ObjectBase.Type] = [
+  CollectionQueryTests.PetDog.self, CollectionQueryTests.DogLover.self,
+]
 
-private let collObjectTypes: [ObjectBase.Type] = [CollDog.self, CollPerson.self]
-
-/// A fresh in-memory Realm holding only the `Coll` classes.
-private func collRealm() throws -> Realm {
+/// A fresh in-memory Realm holding only the dog lovers and their dogs.
+private func collectionQueryRealm() throws -> Realm {
   try Realm(
     configuration: Realm.Configuration(
-      inMemoryIdentifier: "collections-" + UUID().uuidString, objectTypes: collObjectTypes))
+      inMemoryIdentifier: "collections-" + UUID().uuidString, objectTypes: collectionQueryTypes))
 }
 
 /// A Realm holding a person (id 1) with three dogs: Rex (3, 10.5 kg), Fido (5, 20 kg), Spot (1, 4.5 kg).
-private func collRealmWithDogs() throws -> (Realm, CollPerson) {
-  let realm = try collRealm()
+private func realmWithDogs() throws -> (Realm, CollectionQueryTests.DogLover) {
+  let realm = try collectionQueryRealm()
   let person = try realm.write {
     realm.create(
-      CollPerson.self,
+      CollectionQueryTests.DogLover.self,
       value: [
         "id": 1, "name": "Ann", "age": 30,
         "dogs": [["Rex", 3, 10.5], ["Fido", 5, 20.0], ["Spot", 1, 4.5]],
@@ -55,17 +59,21 @@ private func collRealmWithDogs() throws -> (Realm, CollPerson) {
 }
 
 /// A Realm holding five people of varied names and ages, some with dogs.
-private func collPeopleRealm() throws -> Realm {
-  let realm = try collRealm()
+private func peopleRealm() throws -> Realm {
+  let realm = try collectionQueryRealm()
   try realm.write {
     realm.create(
-      CollPerson.self,
+      CollectionQueryTests.DogLover.self,
       value: ["id": 1, "name": "Ann", "age": 30, "bestFriend": ["Rex", 7], "dogs": [["Rex", 7], ["Bo", 2]]])
-    realm.create(CollPerson.self, value: ["id": 2, "name": "bob", "age": 17, "bestFriend": ["Max", 2]])
     realm.create(
-      CollPerson.self, value: ["id": 3, "name": "René", "age": 45, "bestFriend": ["Zed", 9], "dogs": [["Zed", 9]]])
-    realm.create(CollPerson.self, value: ["id": 4, "name": "Cleo", "age": 30, "bestFriend": ["Ace", 4]])
-    realm.create(CollPerson.self, value: ["id": 5, "name": "Dan", "age": 22, "bestFriend": ["Kit", 1]])
+      CollectionQueryTests.DogLover.self, value: ["id": 2, "name": "bob", "age": 17, "bestFriend": ["Max", 2]])
+    realm.create(
+      CollectionQueryTests.DogLover.self,
+      value: ["id": 3, "name": "René", "age": 45, "bestFriend": ["Zed", 9], "dogs": [["Zed", 9]]])
+    realm.create(
+      CollectionQueryTests.DogLover.self, value: ["id": 4, "name": "Cleo", "age": 30, "bestFriend": ["Ace", 4]])
+    realm.create(
+      CollectionQueryTests.DogLover.self, value: ["id": 5, "name": "Dan", "age": 22, "bestFriend": ["Kit", 1]])
   }
   return realm
 }
@@ -75,11 +83,11 @@ struct CollectionQueryTests {
   // MARK: List
 
   @Test func listAppendInsertRemoveMoveSwapAndReplace() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let dogs = person.dogs
     try realm.write {
-      dogs.append(CollDog(value: ["Max", 2]))
-      dogs.insert(CollDog(value: ["Ace", 4]), at: 0)
+      dogs.append(PetDog(value: ["Max", 2]))
+      dogs.insert(PetDog(value: ["Ace", 4]), at: 0)
     }
     #expect(dogs.map(\.name) == ["Ace", "Rex", "Fido", "Spot", "Max"])
     try realm.write { dogs.remove(at: 1) }
@@ -88,21 +96,21 @@ struct CollectionQueryTests {
     #expect(dogs.map(\.name) == ["Fido", "Spot", "Max", "Ace"])
     try realm.write { dogs.swapAt(0, 2) }
     #expect(dogs.map(\.name) == ["Max", "Spot", "Fido", "Ace"])
-    let kit = try realm.write { realm.create(CollDog.self, value: ["Kit", 1]) }
+    let kit = try realm.write { realm.create(PetDog.self, value: ["Kit", 1]) }
     try realm.write { dogs.replace(index: 1, object: kit) }
     #expect(dogs.map(\.name) == ["Max", "Kit", "Fido", "Ace"])
     try realm.write { dogs[3] = kit }
     #expect(dogs[3].name == "Kit")
     #expect(dogs.count == 4)
     // Removing from a list does not delete the object from the Realm.
-    #expect(realm.objects(CollDog.self).filter("name == 'Spot'").count == 1)
+    #expect(realm.objects(PetDog.self).filter("name == 'Spot'").count == 1)
   }
 
   @Test func listIndexOfFirstLastAndRemoveAll() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let fido = person.dogs[1]
     #expect(person.dogs.index(of: fido) == 1)
-    let stranger = try realm.write { realm.create(CollDog.self, value: ["Stray", 8]) }
+    let stranger = try realm.write { realm.create(PetDog.self, value: ["Stray", 8]) }
     #expect(person.dogs.index(of: stranger) == nil)
     #expect(person.dogs.first?.name == "Rex")
     #expect(person.dogs.last?.name == "Spot")
@@ -111,12 +119,12 @@ struct CollectionQueryTests {
     #expect(person.dogs.first == nil && person.dogs.last == nil)
     try realm.write { person.dogs.removeAll() }  // a no-op on an empty list
     #expect(person.dogs.count == 0)
-    #expect(realm.objects(CollDog.self).count == 4)
+    #expect(realm.objects(PetDog.self).count == 4)
   }
 
   @Test func managedListSubscriptOutOfBoundsFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (_, person) = try collRealmWithDogs()
+      let (_, person) = try realmWithDogs()
       _ = person.dogs[5]
     }
     #expect(stderrText(result).contains("Index 5 is out of bounds (must be less than 3)."))
@@ -125,28 +133,28 @@ struct CollectionQueryTests {
   @Test func managedListInsertRemoveMoveSwapAndReplaceOutOfBoundsFail() async {
     // `insert(_:at:)` accepts `count` itself, so its bound is one past the end.
     let insertResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
-      try realm.write { person.dogs.insert(CollDog(), at: 5) }
+      let (realm, person) = try realmWithDogs()
+      try realm.write { person.dogs.insert(PetDog(), at: 5) }
     }
     #expect(stderrText(insertResult).contains("Index 5 is out of bounds (must be less than 4)."))
     let removeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
+      let (realm, person) = try realmWithDogs()
       try realm.write { person.dogs.remove(at: 3) }
     }
     #expect(stderrText(removeResult).contains("Index 3 is out of bounds (must be less than 3)."))
     let moveResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
+      let (realm, person) = try realmWithDogs()
       try realm.write { person.dogs.move(from: 0, to: 3) }
     }
     #expect(stderrText(moveResult).contains("Index 3 is out of bounds (must be less than 3)."))
     let swapResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
+      let (realm, person) = try realmWithDogs()
       try realm.write { person.dogs.swapAt(0, 7) }
     }
     #expect(stderrText(swapResult).contains("Index 7 is out of bounds (must be less than 3)."))
     let replaceResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
-      try realm.write { person.dogs.replace(index: 4, object: CollDog()) }
+      let (realm, person) = try realmWithDogs()
+      try realm.write { person.dogs.replace(index: 4, object: PetDog()) }
     }
     #expect(stderrText(replaceResult).contains("Index 4 is out of bounds (must be less than 3)."))
   }
@@ -169,27 +177,27 @@ struct CollectionQueryTests {
 
   @Test func listNegativeIndexFails() async {
     let getResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (_, person) = try collRealmWithDogs()
+      let (_, person) = try realmWithDogs()
       _ = person.dogs[-1]
     }
     #expect(stderrText(getResult).contains("Cannot pass a negative value for 'index'."))
     let swapResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
+      let (realm, person) = try realmWithDogs()
       try realm.write { person.dogs.swapAt(0, -1) }
     }
     #expect(stderrText(swapResult).contains("Cannot pass a negative value for 'index2'."))
   }
 
   @Test func listOfDeletedOwnerIsInvalidated() async throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let dogs = person.dogs
     #expect(dogs.isInvalidated == false)
     try realm.write { realm.delete(person) }
     #expect(dogs.isInvalidated)
-    #expect(realm.objects(CollDog.self).count == 3)  // the dogs themselves remain
+    #expect(realm.objects(PetDog.self).count == 3)  // the dogs themselves remain
 
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (realm, person) = try collRealmWithDogs()
+      let (realm, person) = try realmWithDogs()
       let dogs = person.dogs
       try realm.write { realm.delete(person) }
       _ = dogs.count
@@ -199,10 +207,10 @@ struct CollectionQueryTests {
   }
 
   @Test func managedListHasItsRealmAndUnmanagedListHasNone() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     #expect(person.dogs.realm == realm)
     #expect(person.tags.realm == realm)
-    let unmanaged = CollPerson()
+    let unmanaged = DogLover()
     #expect(unmanaged.dogs.realm == nil)
     #expect(unmanaged.dogs.isInvalidated == false)
     unmanaged.tags.append("x")
@@ -211,14 +219,14 @@ struct CollectionQueryTests {
 
   @Test func modifyingAManagedListOutsideAWriteFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let (_, person) = try collRealmWithDogs()
-      person.dogs.append(CollDog())
+      let (_, person) = try realmWithDogs()
+      person.dogs.append(PetDog())
     }
     #expect(stderrText(result).contains("Cannot modify managed RLMArray outside of a write transaction."))
   }
 
   @Test func listAggregatesOfObjectProperties() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let dogs = person.dogs
     #expect(dogs.sum(ofProperty: "age") as Int == 9)
     #expect(dogs.min(ofProperty: "age") as Int? == 1)
@@ -234,7 +242,7 @@ struct CollectionQueryTests {
   }
 
   @Test func listOfValuesAggregatesAndFindsValues() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     try realm.write {
       person.ints.append(objectsIn: [4, 8, 3])
       person.tags.append(objectsIn: ["a", "b", "a"])
@@ -250,7 +258,7 @@ struct CollectionQueryTests {
   }
 
   @Test func listValueForKeyReturnsEachElementsValue() throws {
-    let (_, person) = try collRealmWithDogs()
+    let (_, person) = try realmWithDogs()
     let names = person.dogs.value(forKey: "name").compactMap { $0 as? String }
     #expect(names == ["Rex", "Fido", "Spot"])
     let ages = person.dogs.value(forKeyPath: "age").compactMap { $0 as? Int }
@@ -258,26 +266,26 @@ struct CollectionQueryTests {
   }
 
   @Test func listFilterAndSortedGiveResults() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let older = person.dogs.filter("age > %@", 2)
     #expect(older.map(\.name) == ["Rex", "Fido"])
     let byName = person.dogs.sorted(byKeyPath: "name", ascending: false)
     #expect(byName.map(\.name) == ["Spot", "Rex", "Fido"])
     // Dogs outside the list are not included.
-    try realm.write { realm.create(CollDog.self, value: ["Zed", 9]) }
+    try realm.write { realm.create(PetDog.self, value: ["Zed", 9]) }
     #expect(older.count == 2)
     // The results are live.
-    try realm.write { person.dogs.append(CollDog(value: ["Ace", 6])) }
+    try realm.write { person.dogs.append(PetDog(value: ["Ace", 6])) }
     #expect(older.map(\.name) == ["Rex", "Fido", "Ace"])
     #expect(byName.map(\.name) == ["Spot", "Rex", "Fido", "Ace"])
   }
 
   @Test func frozenListDoesNotChange() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let frozen = person.dogs.freeze()
     #expect(frozen.isFrozen)
     #expect(person.dogs.isFrozen == false)
-    try realm.write { person.dogs.append(CollDog(value: ["Max", 2])) }
+    try realm.write { person.dogs.append(PetDog(value: ["Max", 2])) }
     #expect(person.dogs.count == 4)
     #expect(frozen.count == 3)
     #expect(frozen.map(\.name) == ["Rex", "Fido", "Spot"])
@@ -285,7 +293,7 @@ struct CollectionQueryTests {
   }
 
   @Test func deletingAnObjectRemovesItFromLists() throws {
-    let (realm, person) = try collRealmWithDogs()
+    let (realm, person) = try realmWithDogs()
     let fido = person.dogs[1]
     try realm.write { realm.delete(fido) }
     #expect(person.dogs.count == 2)
@@ -295,8 +303,8 @@ struct CollectionQueryTests {
   // MARK: MutableSet
 
   @Test func mutableSetInsertRemoveContainsAndCount() throws {
-    let realm = try collRealm()
-    let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+    let realm = try collectionQueryRealm()
+    let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
     try realm.write {
       person.numbers.insert(1)
       person.numbers.insert(2)
@@ -316,8 +324,8 @@ struct CollectionQueryTests {
   }
 
   @Test func mutableSetAlgebra() throws {
-    let realm = try collRealm()
-    let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+    let realm = try collectionQueryRealm()
+    let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
     try realm.write {
       person.numbers.insert(objectsIn: [1, 2, 3])
       person.otherNumbers.insert(objectsIn: [2, 3, 4])
@@ -339,10 +347,10 @@ struct CollectionQueryTests {
   }
 
   @Test func mutableSetOfObjectsHoldsEachObjectOnce() throws {
-    let realm = try collRealm()
-    let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
-    let rex = try realm.write { realm.create(CollDog.self, value: ["Rex", 3]) }
-    let bo = try realm.write { realm.create(CollDog.self, value: ["Bo", 1]) }
+    let realm = try collectionQueryRealm()
+    let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
+    let rex = try realm.write { realm.create(PetDog.self, value: ["Rex", 3]) }
+    let bo = try realm.write { realm.create(PetDog.self, value: ["Bo", 1]) }
     try realm.write {
       person.dogSet.insert(rex)
       person.dogSet.insert(rex)
@@ -354,13 +362,13 @@ struct CollectionQueryTests {
     #expect(person.dogSet.count == 1)
     #expect(!person.dogSet.contains(rex))
     #expect(person.dogSet.first?.name == "Bo")
-    #expect(realm.objects(CollDog.self).count == 2)
+    #expect(realm.objects(PetDog.self).count == 2)
   }
 
   @Test func modifyingAManagedSetOutsideAWriteFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collRealm()
-      let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+      let realm = try collectionQueryRealm()
+      let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
       person.numbers.insert(1)
     }
     #expect(stderrText(result).contains("Cannot modify managed RLMSet outside of a write transaction."))
@@ -369,8 +377,8 @@ struct CollectionQueryTests {
   // MARK: Map
 
   @Test func mapSubscriptSetsGetsAndRemovesWithNil() throws {
-    let realm = try collRealm()
-    let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+    let realm = try collectionQueryRealm()
+    let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
     try realm.write {
       person.scores["a"] = 1
       person.scores["b"] = 2
@@ -387,8 +395,8 @@ struct CollectionQueryTests {
   }
 
   @Test func mapKeysValuesUpdateValueRemoveObjectAndRemoveAll() throws {
-    let realm = try collRealm()
-    let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+    let realm = try collectionQueryRealm()
+    let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
     try realm.write {
       person.scores.updateValue(10, forKey: "x")
       person.scores.updateValue(20, forKey: "y")
@@ -409,9 +417,9 @@ struct CollectionQueryTests {
   }
 
   @Test func mapIterationYieldsKeysAndValues() throws {
-    let realm = try collRealm()
+    let realm = try collectionQueryRealm()
     let person = try realm.write {
-      realm.create(CollPerson.self, value: ["id": 1, "scores": ["one": 1, "two": 2, "three": 3]])
+      realm.create(DogLover.self, value: ["id": 1, "scores": ["one": 1, "two": 2, "three": 3]])
     }
     var entries: [String: Int] = [:]
     for entry in person.scores {
@@ -427,14 +435,14 @@ struct CollectionQueryTests {
 
   @Test func mapKeysContainingADotOrStartingWithADollarAreRejected() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collRealm()
-      let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+      let realm = try collectionQueryRealm()
+      let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
       try realm.write { person.scores["a.b"] = 1 }
     }
     #expect(stderrText(result).contains("Dictionary::insert: key must not contain '.'"))
     let dollarResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collRealm()
-      let person = try realm.write { realm.create(CollPerson.self, value: ["id": 1]) }
+      let realm = try collectionQueryRealm()
+      let person = try realm.write { realm.create(DogLover.self, value: ["id": 1]) }
       try realm.write { person.scores["$key"] = 1 }
     }
     #expect(stderrText(dollarResult).contains("Dictionary::insert: key must not start with '$'"))
@@ -442,9 +450,9 @@ struct CollectionQueryTests {
 
   /// A map's link to a deleted object is nullified: the key remains, with a nil value.
   @Test func mapLinkToADeletedObjectBecomesNil() throws {
-    let realm = try collRealm()
+    let realm = try collectionQueryRealm()
     let person = try realm.write {
-      realm.create(CollPerson.self, value: ["id": 1, "pets": ["rex": ["Rex", 3], "bo": ["Bo", 1]]])
+      realm.create(DogLover.self, value: ["id": 1, "pets": ["rex": ["Rex", 3], "bo": ["Bo", 1]]])
     }
     #expect(person.pets.count == 2)
     let rex = try #require(person.pets["rex"] ?? nil)
@@ -461,8 +469,8 @@ struct CollectionQueryTests {
   // MARK: Results
 
   @Test func resultsCountIsEmptyFirstLastAndIndexOf() throws {
-    let realm = try collPeopleRealm()
-    let all = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let all = realm.objects(DogLover.self)
     #expect(all.count == 5)
     #expect(!all.isEmpty)
     let byAge = all.sorted(byKeyPath: "age")
@@ -477,8 +485,8 @@ struct CollectionQueryTests {
   }
 
   @Test func filterWithFormatArguments() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.filter("name == %@", "Ann").map(\.id) == [1])
     #expect(people.filter("%K == %@", "age", 30).map(\.id) == [1, 4])
     #expect(people.filter("name IN %@", ["Ann", "Dan", "Nobody"]).map(\.id) == [1, 5])
@@ -490,20 +498,20 @@ struct CollectionQueryTests {
   }
 
   @Test func filterWithAnyCountAndLinkKeyPaths() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.filter("ANY dogs.name == %@", "Zed").map(\.id) == [3])
     #expect(people.filter("ANY dogs.age > 5").map(\.id) == [1, 3])
     #expect(people.filter("dogs.@count >= 2").map(\.id) == [1])
     #expect(people.filter("dogs.@count == 0").map(\.id) == [2, 4, 5])
     #expect(people.filter("bestFriend.age < 3").map(\.id) == [2, 5])
-    let dogs = realm.objects(CollDog.self)
+    let dogs = realm.objects(PetDog.self)
     #expect(Set(dogs.filter("ANY owners.name == 'Ann'").map(\.name)) == ["Rex", "Bo"])
   }
 
   @Test func filterWithCaseAndDiacriticInsensitiveOptions() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.filter("name == 'BOB'").count == 0)
     #expect(people.filter("name ==[c] 'BOB'").map(\.id) == [2])
     #expect(people.filter("name == 'Rene'").count == 0)
@@ -513,8 +521,8 @@ struct CollectionQueryTests {
   }
 
   @Test func typeSafeWhereQueries() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.where { $0.age > 25 && $0.name.starts(with: "C") }.map(\.id) == [4])
     #expect(people.where { $0.age == 30 || $0.name == "Dan" }.map(\.id) == [1, 4, 5])
     #expect(people.where { $0.age.contains(20...30) }.map(\.id) == [1, 4, 5])
@@ -525,8 +533,8 @@ struct CollectionQueryTests {
   }
 
   @Test func sortedOnNestedKeyPathsAndDescriptors() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.sorted(byKeyPath: "bestFriend.age").map(\.id) == [5, 2, 4, 1, 3])
     #expect(people.sorted(byKeyPath: "bestFriend.name", ascending: false).map(\.id) == [3, 1, 2, 5, 4])
     let byAgeThenName = people.sorted(by: [
@@ -537,52 +545,52 @@ struct CollectionQueryTests {
 
   @Test func sortingOnUnsupportedKeyPathsFails() async {
     let linkResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collPeopleRealm()
-      _ = realm.objects(CollPerson.self).sorted(byKeyPath: "bestFriend").count
+      let realm = try peopleRealm()
+      _ = realm.objects(DogLover.self).sorted(byKeyPath: "bestFriend").count
     }
     #expect(
       stderrText(linkResult).contains(
-        "Cannot sort on key path 'bestFriend': property 'CollPerson.bestFriend' of type 'object' cannot be the final property in the key path."
+        "Cannot sort on key path 'bestFriend': property 'DogLover.bestFriend' of type 'object' cannot be the final property in the key path."
       ))
     let listResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collPeopleRealm()
-      _ = realm.objects(CollPerson.self).sorted(byKeyPath: "dogs").count
+      let realm = try peopleRealm()
+      _ = realm.objects(DogLover.self).sorted(byKeyPath: "dogs").count
     }
     #expect(
       stderrText(listResult).contains(
-        "Cannot sort on key path 'dogs': property 'CollPerson.dogs' is of unsupported type 'array'."))
+        "Cannot sort on key path 'dogs': property 'DogLover.dogs' is of unsupported type 'array'."))
     let scalarResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collPeopleRealm()
-      _ = realm.objects(CollPerson.self).sorted(byKeyPath: "age.value").count
+      let realm = try peopleRealm()
+      _ = realm.objects(DogLover.self).sorted(byKeyPath: "age.value").count
     }
     #expect(
       stderrText(scalarResult).contains(
-        "Cannot sort on key path 'age.value': property 'CollPerson.age' of type 'int' may only be the final property in the key path."
+        "Cannot sort on key path 'age.value': property 'DogLover.age' of type 'int' may only be the final property in the key path."
       ))
   }
 
   @Test func distinctKeepsTheFirstObjectOfEachValue() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.distinct(by: ["age"]).map(\.id) == [1, 2, 3, 5])
     #expect(people.sorted(byKeyPath: "age").distinct(by: ["age"]).map(\.age) == [17, 22, 30, 45])
     #expect(people.distinct(by: ["age", "name"]).count == 5)
   }
 
   @Test func aggregatesOfResults() throws {
-    let realm = try collPeopleRealm()
-    let people = realm.objects(CollPerson.self)
+    let realm = try peopleRealm()
+    let people = realm.objects(DogLover.self)
     #expect(people.sum(ofProperty: "age") as Int == 144)
     #expect(people.min(ofProperty: "age") as Int? == 17)
     #expect(people.max(ofProperty: "age") as Int? == 45)
     #expect(people.average(ofProperty: "age") as Double? == 28.8)
-    let dogs = realm.objects(CollDog.self)
+    let dogs = realm.objects(PetDog.self)
     #expect(dogs.filter("age > 5").sum(ofProperty: "age") as Int == 32)
   }
 
   @Test func aggregatesOfEmptyResults() throws {
-    let realm = try collRealm()
-    let dogs = realm.objects(CollDog.self)
+    let realm = try collectionQueryRealm()
+    let dogs = realm.objects(PetDog.self)
     #expect(dogs.sum(ofProperty: "age") as Int == 0)
     #expect(dogs.sum(ofProperty: "weight") as Double == 0)
     #expect(dogs.min(ofProperty: "age") as Int? == nil)
@@ -592,58 +600,58 @@ struct CollectionQueryTests {
 
   @Test func filterComparingAPropertyWithAValueOfTheWrongTypeFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collPeopleRealm()
-      _ = realm.objects(CollPerson.self).filter("age == %@", "old").count
+      let realm = try peopleRealm()
+      _ = realm.objects(DogLover.self).filter("age == %@", "old").count
     }
     #expect(
       stderrText(result).contains(
-        "Expected object of type int for property 'age' on object of type 'CollPerson', but received: old"))
+        "Expected object of type int for property 'age' on object of type 'DogLover', but received: old"))
   }
 
   @Test func filterWithAnUnparsableFormatFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collPeopleRealm()
-      _ = realm.objects(CollPerson.self).filter("age >").count
+      let realm = try peopleRealm()
+      _ = realm.objects(DogLover.self).filter("age >").count
     }
     #expect(stderrText(result).contains("Unable to parse the format string \"age >\""))
   }
 
   @Test func resultsSubscriptOutOfBoundsFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try collPeopleRealm()
-      _ = realm.objects(CollPerson.self).filter("age >= 30")[5]
+      let realm = try peopleRealm()
+      _ = realm.objects(DogLover.self).filter("age >= 30")[5]
     }
     #expect(stderrText(result).contains("Index 5 is out of bounds (must be less than 3)."))
   }
 
   @Test func resultsStayLiveAndFrozenResultsDoNot() throws {
-    let realm = try collRealm()
-    let adults = realm.objects(CollPerson.self).filter("age >= 18").sorted(byKeyPath: "age")
+    let realm = try collectionQueryRealm()
+    let adults = realm.objects(DogLover.self).filter("age >= 18").sorted(byKeyPath: "age")
     #expect(adults.count == 0)
     try realm.write {
-      realm.create(CollPerson.self, value: ["id": 1, "age": 40])
-      realm.create(CollPerson.self, value: ["id": 2, "age": 12])
+      realm.create(DogLover.self, value: ["id": 1, "age": 40])
+      realm.create(DogLover.self, value: ["id": 2, "age": 12])
     }
     #expect(adults.map(\.id) == [1])
     let frozen = adults.freeze()
     #expect(frozen.isFrozen)
     #expect(!adults.isFrozen)
     try realm.write {
-      realm.create(CollPerson.self, value: ["id": 3, "age": 20])
-      realm.object(ofType: CollPerson.self, forPrimaryKey: 2)?.age = 19
+      realm.create(DogLover.self, value: ["id": 3, "age": 20])
+      realm.object(ofType: DogLover.self, forPrimaryKey: 2)?.age = 19
     }
     #expect(adults.map(\.id) == [2, 3, 1])
     #expect(frozen.map(\.id) == [1])
     #expect(frozen.first?.isFrozen == true)
-    try realm.write { realm.delete(realm.objects(CollPerson.self).filter("id == 1")) }
+    try realm.write { realm.delete(realm.objects(DogLover.self).filter("id == 1")) }
     #expect(adults.map(\.id) == [2, 3])
     #expect(frozen.count == 1)
   }
 
   @Test func anyRealmCollectionWrapsResultsListsAndLinkingObjects() throws {
-    let realm = try collPeopleRealm()
-    let ann = try #require(realm.object(ofType: CollPerson.self, forPrimaryKey: 1))
-    let fromResults = AnyRealmCollection(realm.objects(CollPerson.self))
+    let realm = try peopleRealm()
+    let ann = try #require(realm.object(ofType: DogLover.self, forPrimaryKey: 1))
+    let fromResults = AnyRealmCollection(realm.objects(DogLover.self))
     #expect(fromResults.count == 5)
     #expect(fromResults.realm == realm)
     #expect(fromResults.filter("age == 30").count == 2)
@@ -655,18 +663,18 @@ struct CollectionQueryTests {
     let rex = ann.dogs[0]
     let fromLinks = AnyRealmCollection(rex.owners)
     #expect(fromLinks.map(\.id) == [1])
-    try realm.write { ann.dogs.append(CollDog(value: ["Pip", 3])) }
+    try realm.write { ann.dogs.append(PetDog(value: ["Pip", 3])) }
     #expect(fromList.count == 3)
   }
 
   // MARK: LinkingObjects
 
   @Test func linkingObjectsFollowAddsAndDeletes() throws {
-    let realm = try collRealm()
-    let rex = try realm.write { realm.create(CollDog.self, value: ["Rex", 3]) }
+    let realm = try collectionQueryRealm()
+    let rex = try realm.write { realm.create(PetDog.self, value: ["Rex", 3]) }
     #expect(rex.owners.isEmpty)
-    let ann = try realm.write { realm.create(CollPerson.self, value: ["id": 1, "name": "Ann"]) }
-    let bob = try realm.write { realm.create(CollPerson.self, value: ["id": 2, "name": "Bob"]) }
+    let ann = try realm.write { realm.create(DogLover.self, value: ["id": 1, "name": "Ann"]) }
+    let bob = try realm.write { realm.create(DogLover.self, value: ["id": 2, "name": "Bob"]) }
     try realm.write {
       ann.dogs.append(rex)
       bob.dogs.append(rex)

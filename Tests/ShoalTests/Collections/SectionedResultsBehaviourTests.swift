@@ -14,8 +14,8 @@ import Testing
 struct SectionedResultsBehaviourTests {
   /// realm-swift's `SectionedResultsTests.testCreationFromResults`.
   @Test func sectionedByAKeyPathSortsAndGroups() throws {
-    let realm = try aconfItemsRealm()
-    let results = realm.objects(AConfItem.self)
+    let realm = try itemsRealm()
+    let results = realm.objects(Item.self)
     let ascending = results.sectioned(by: \.firstLetter, ascending: true)
     #expect(ascending.count == 3)
     #expect(ascending.map(\.key) == ["a", "b", "c"])
@@ -30,8 +30,8 @@ struct SectionedResultsBehaviourTests {
   }
 
   @Test func sectionedWithSortDescriptorsOrAKeyBlock() throws {
-    let realm = try aconfItemsRealm()
-    let results = realm.objects(AConfItem.self)
+    let realm = try itemsRealm()
+    let results = realm.objects(Item.self)
     let byKeyPath = results.sectioned(by: \.firstLetter, sortDescriptors: [SortDescriptor(keyPath: "name")])
     #expect(byKeyPath.allKeys == ["a", "b", "c"])
     let byBlock = results.sectioned(sortDescriptors: [SortDescriptor(keyPath: "name", ascending: false)]) {
@@ -44,8 +44,8 @@ struct SectionedResultsBehaviourTests {
 
   /// realm-swift's `testSubscript`: sections by index, elements by index and by IndexPath.
   @Test func subscriptsByIndexAndIndexPath() throws {
-    let realm = try aconfItemsRealm()
-    let sectioned = realm.objects(AConfItem.self).sectioned(by: \.firstLetter, ascending: true)
+    let realm = try itemsRealm()
+    let sectioned = realm.objects(Item.self).sectioned(by: \.firstLetter, ascending: true)
     let section = sectioned[0]
     #expect(section.key == "a")
     #expect(section.count == 1)
@@ -58,9 +58,9 @@ struct SectionedResultsBehaviourTests {
   /// One section per key, whatever the sort order: elements with the same key join its section
   /// even when the sort does not keep them together (realm-core's `calculate_sections`).
   @Test func eachKeyHasOneSection() throws {
-    let realm = try aconfItemsRealm()
+    let realm = try itemsRealm()
     // By rank: apple (1), banana (2), chalk (3), box (4).
-    let sectioned = realm.objects(AConfItem.self).sectioned(sortDescriptors: [SortDescriptor(keyPath: "rank")]) {
+    let sectioned = realm.objects(Item.self).sectioned(sortDescriptors: [SortDescriptor(keyPath: "rank")]) {
       $0.firstLetter
     }
     #expect(sectioned.count == 3)
@@ -70,8 +70,8 @@ struct SectionedResultsBehaviourTests {
 
   @Test func theSectionKeyPathMustMatchThePrimarySortDescriptor() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try aconfItemsRealm()
-      let sectioned = realm.objects(AConfItem.self).sectioned(
+      let realm = try itemsRealm()
+      let sectioned = realm.objects(Item.self).sectioned(
         by: \.firstLetter, sortDescriptors: [SortDescriptor(keyPath: "rank")])
       FileHandle.standardError.write(Data("sectioned \(sectioned.count)\n".utf8))
     }
@@ -80,8 +80,8 @@ struct SectionedResultsBehaviourTests {
 
   @Test func sectioningWithNoSortDescriptorFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try aconfItemsRealm()
-      let sectioned = realm.objects(AConfItem.self).sectioned(by: \.firstLetter, sortDescriptors: [])
+      let realm = try itemsRealm()
+      let sectioned = realm.objects(Item.self).sectioned(by: \.firstLetter, sortDescriptors: [])
       FileHandle.standardError.write(Data("sectioned \(sectioned.count)\n".utf8))
     }
     #expect(stderrText(result).contains("Can not section Results with empty sortDescriptor parameter."))
@@ -91,17 +91,17 @@ struct SectionedResultsBehaviourTests {
   /// reported by its index alone, a new section with its rows; an element that moves within its
   /// section is a deletion and an insertion; properties outside the key paths are ignored.
   @Test func observeReportsSectionAndRowChangesLikeRealmSwift() throws {
-    let realm = try aconfItemsRealm()
-    let results = realm.objects(AConfItem.self)
+    let realm = try itemsRealm()
+    let results = realm.objects(Item.self)
     let sectioned = results.sectioned(by: \.firstLetter, ascending: true)
-    let seen = AConfLines()
-    let queue = DispatchQueue(label: "aconf.sectioned")
-    let token = sectioned.observe(keyPaths: ["name"], on: queue) { change in seen.append(aconfDescribe(change)) }
+    let seen = RecordedLines()
+    let queue = DispatchQueue(label: "sectioned-results-behaviour")
+    let token = sectioned.observe(keyPaths: ["name"], on: queue) { change in seen.append(plainText(change)) }
     #expect(seen.wait(forAtLeast: 1))
     try realm.write {
       realm.delete(results.filter("name IN %@", ["banana", "apple"]))
       results.filter("name == 'box'").first?.name = "bog"
-      realm.create(AConfItem.self, value: ["name": "zebra", "rank": 5])
+      realm.create(Item.self, value: ["name": "zebra", "rank": 5])
     }
     #expect(seen.wait(forAtLeast: 2))
     try realm.write {
@@ -121,14 +121,14 @@ struct SectionedResultsBehaviourTests {
   /// The rows of a new section are listed as insertions (realm-core erases only the deletions of
   /// deleted sections: "Cocoa only requires the index of the deleted sections").
   @Test func aNewSectionsRowsAreInsertions() throws {
-    let realm = try aconfItemsRealm()
-    let sectioned = realm.objects(AConfItem.self).sectioned(by: \.firstLetter, ascending: true)
-    let seen = AConfLines()
-    let token = sectioned.observe { change in seen.append(aconfDescribe(change)) }
+    let realm = try itemsRealm()
+    let sectioned = realm.objects(Item.self).sectioned(by: \.firstLetter, ascending: true)
+    let seen = RecordedLines()
+    let token = sectioned.observe { change in seen.append(plainText(change)) }
     #expect(seen.wait(forAtLeast: 1, refreshing: realm))
-    try realm.write { realm.create(AConfItem.self, value: ["name": "dog", "rank": 9]) }
+    try realm.write { realm.create(Item.self, value: ["name": "dog", "rank": 9]) }
     #expect(seen.wait(forAtLeast: 2, refreshing: realm))
-    try realm.write { realm.delete(realm.objects(AConfItem.self).filter("name == 'apple'")) }
+    try realm.write { realm.delete(realm.objects(Item.self).filter("name == 'apple'")) }
     #expect(seen.wait(forAtLeast: 3, refreshing: realm))
     #expect(
       seen.all == [
@@ -141,13 +141,13 @@ struct SectionedResultsBehaviourTests {
 
   /// realm-swift's `testFrozen` and `testFrozenResults`.
   @Test func frozenSectionedResultsKeepTheirSectionsAndThaw() throws {
-    let realm = try aconfItemsRealm()
-    let results = realm.objects(AConfItem.self)
+    let realm = try itemsRealm()
+    let results = realm.objects(Item.self)
     let live = results.sectioned(by: \.firstLetter, ascending: true)
     #expect(!live.isFrozen)
     let frozen = live.freeze()
     let fromFrozenResults = results.freeze().sectioned(by: \.firstLetter, ascending: false)
-    try realm.write { realm.create(AConfItem.self, value: ["name": "zebra", "rank": 5]) }
+    try realm.write { realm.create(Item.self, value: ["name": "zebra", "rank": 5]) }
     #expect(frozen.isFrozen)
     #expect(frozen.count == 3)
     #expect(frozen.map(\.key) == ["a", "b", "c"])

@@ -13,8 +13,8 @@ import Testing
 @Suite("Projections: RealmSwift behaviour")
 struct ProjectionBehaviourTests {
   @Test func projectionsReadThroughTheirKeyPaths() throws {
-    let realm = try aconfPeopleRealm()
-    let people: Results<AConfPersonProjection> = realm.objects(AConfPersonProjection.self)
+    let realm = try contactsRealm()
+    let people: Results<ContactProjection> = realm.objects(ContactProjection.self)
     #expect(people.count == 2)
     // Queries name the root object's properties.
     let ada = try #require(people.filter("lastName == 'Lovelace'").first)
@@ -23,8 +23,8 @@ struct ProjectionBehaviourTests {
     #expect(ada.homeCity == "London")
     #expect(Array(ada.friendNames) == ["Charles"])
     #expect(ada.rootObject.id == 1)
-    let charles = AConfPersonProjection(
-      projecting: try #require(realm.object(ofType: AConfPerson.self, forPrimaryKey: 2)))
+    let charles = ContactProjection(
+      projecting: try #require(realm.object(ofType: Contact.self, forPrimaryKey: 2)))
     #expect(charles.homeCity == nil)
     #expect(charles.friendNames.isEmpty)
     #expect(charles.realm != nil)
@@ -32,14 +32,14 @@ struct ProjectionBehaviourTests {
   }
 
   @Test func writingThroughAProjectionChangesTheRootObject() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
     try realm.write { ada.name = "Augusta" }
     #expect(ada.rootObject.firstName == "Augusta")
-    #expect(realm.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.firstName == "Augusta")
+    #expect(realm.object(ofType: Contact.self, forPrimaryKey: 1)?.firstName == "Augusta")
     // A projected list reads through to the list.
     try realm.write {
-      ada.rootObject.friends.append(realm.create(AConfPerson.self, value: ["id": 3, "firstName": "Mary"]))
+      ada.rootObject.friends.append(realm.create(Contact.self, value: ["id": 3, "firstName": "Mary"]))
     }
     #expect(Array(ada.friendNames) == ["Charles", "Mary"])
     #expect(ada.friendNames.count == 2)
@@ -49,9 +49,9 @@ struct ProjectionBehaviourTests {
   /// `Results` of projections are observed like any results: `.initial`, then `.update` with
   /// the indices of the projected objects.
   @Test func resultsOfProjectionsAreObservable() throws {
-    let realm = try aconfPeopleRealm()
-    let people = realm.objects(AConfPersonProjection.self).sorted(byKeyPath: "id")
-    let seen = AConfLines()
+    let realm = try contactsRealm()
+    let people = realm.objects(ContactProjection.self).sorted(byKeyPath: "id")
+    let seen = RecordedLines()
     let token = people.observe { change in
       switch change {
       case .initial(let projections): seen.append("initial \(projections.map(\.name))")
@@ -62,8 +62,8 @@ struct ProjectionBehaviourTests {
     }
     #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     try realm.write {
-      realm.create(AConfPerson.self, value: ["id": 3, "firstName": "Mary"])
-      realm.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.firstName = "Augusta"
+      realm.create(Contact.self, value: ["id": 3, "firstName": "Mary"])
+      realm.object(ofType: Contact.self, forPrimaryKey: 1)?.firstName = "Augusta"
     }
     #expect(seen.wait(forAtLeast: 2, refreshing: realm))
     #expect(
@@ -75,22 +75,22 @@ struct ProjectionBehaviourTests {
   }
 
   @Test func projectionsOfTheSameObjectAreEqual() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.object(ofType: AConfPerson.self, forPrimaryKey: 1))
-    let charles = try #require(realm.object(ofType: AConfPerson.self, forPrimaryKey: 2))
-    let fromResults = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
-    #expect(AConfPersonProjection(projecting: ada) == fromResults)
-    #expect(AConfPersonProjection(projecting: ada).hashValue == fromResults.hashValue)
-    #expect(AConfPersonProjection(projecting: charles) != fromResults)
+    let realm = try contactsRealm()
+    let ada = try #require(realm.object(ofType: Contact.self, forPrimaryKey: 1))
+    let charles = try #require(realm.object(ofType: Contact.self, forPrimaryKey: 2))
+    let fromResults = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
+    #expect(ContactProjection(projecting: ada) == fromResults)
+    #expect(ContactProjection(projecting: ada).hashValue == fromResults.hashValue)
+    #expect(ContactProjection(projecting: charles) != fromResults)
   }
 
   /// Changes are reported under the projection's property names; changes to properties the
   /// projection does not include notify nothing.
   @Test func observeReportsChangesUnderTheProjectionsNames() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
-    let seen = AConfLines()
-    let token = ada.observe { change in seen.append(aconfDescribe(change)) }
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
+    let seen = RecordedLines()
+    let token = ada.observe { change in seen.append(plainText(change)) }
     try realm.write { ada.rootObject.notes = "not projected" }
     try realm.write { ada.rootObject.firstName = "Augusta" }
     #expect(seen.wait(forAtLeast: 1, refreshing: realm))
@@ -101,10 +101,10 @@ struct ProjectionBehaviourTests {
   /// A change's `newValue` is the projected value (`object[keyPath: projectedKeyPath]`), not
   /// the root property's.
   @Test func aChangeCarriesTheProjectedValue() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
-    let seen = AConfLines()
-    let token = ada.observe { change in seen.append(aconfDescribe(change)) }
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
+    let seen = RecordedLines()
+    let token = ada.observe { change in seen.append(plainText(change)) }
     try realm.write { ada.rootObject.lastName = "Byron" }
     #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["lastNameCaps=BYRON"])
@@ -115,11 +115,11 @@ struct ProjectionBehaviourTests {
   /// root property name, this will trigger a `PropertyChange` for each of the Projected
   /// properties".
   @Test func everyProjectedPropertyOfAChangedRootPropertyIsReported() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = AConfAgeTwiceProjection(
-      projecting: try #require(realm.object(ofType: AConfPerson.self, forPrimaryKey: 1)))
-    let seen = AConfLines()
-    let token = ada.observe { change in seen.append(aconfDescribe(change)) }
+    let realm = try contactsRealm()
+    let ada = AgeTwiceProjection(
+      projecting: try #require(realm.object(ofType: Contact.self, forPrimaryKey: 1)))
+    let seen = RecordedLines()
+    let token = ada.observe { change in seen.append(plainText(change)) }
     try realm.write { ada.rootObject.age = 37 }
     #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["years=37,alsoYears=37"])
@@ -130,13 +130,13 @@ struct ProjectionBehaviourTests {
   /// `ProjectionTests.testObserveKeyPath` (`observe(keyPaths: ["lastName"])` on a projection
   /// whose property is `lastNameCaps`); other properties do not notify.
   @Test func stringKeyPathsNameTheRootObjectsProperties() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
-    let seen = AConfLines()
-    let token = ada.observe(keyPaths: ["lastName"]) { change in seen.append(aconfDescribe(change)) }
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
+    let seen = RecordedLines()
+    let token = ada.observe(keyPaths: ["lastName"]) { change in seen.append(plainText(change)) }
     // Registered after it, an observer of the whole object marks each delivery.
-    let commits = AConfLines()
-    let sentinel = ada.rootObject.observe { (_: ObjectChange<AConfPerson>) in commits.append("commit") }
+    let commits = RecordedLines()
+    let sentinel = ada.rootObject.observe { (_: ObjectChange<Contact>) in commits.append("commit") }
     try realm.write { ada.rootObject.lastName = "Byron" }
     #expect(commits.wait(forAtLeast: 1, refreshing: realm))
     try realm.write { ada.rootObject.firstName = "Augusta" }
@@ -149,11 +149,11 @@ struct ProjectionBehaviourTests {
   /// Observed on a queue, a write made elsewhere comes with its old value, mapped through the
   /// projection.
   @Test func observedOnAQueueChangesCarryOldValues() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
-    let seen = AConfLines()
-    let queue = DispatchQueue(label: "aconf.projection")
-    let token = ada.observe(keyPaths: nil, on: queue) { change in seen.append(aconfDescribe(change, old: true)) }
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
+    let seen = RecordedLines()
+    let queue = DispatchQueue(label: "projection-behaviour")
+    let token = ada.observe(keyPaths: nil, on: queue) { change in seen.append(plainText(change, old: true)) }
     try realm.write { ada.rootObject.firstName = "Augusta" }
     #expect(seen.wait(forAtLeast: 1))
     #expect(seen.all == ["name=Ada->Augusta"])
@@ -161,10 +161,10 @@ struct ProjectionBehaviourTests {
   }
 
   @Test func deletingTheRootObjectReportsDeleted() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
-    let seen = AConfLines()
-    let token = ada.observe { change in seen.append(aconfDescribe(change)) }
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
+    let seen = RecordedLines()
+    let token = ada.observe { change in seen.append(plainText(change)) }
     try realm.write { realm.delete(ada.rootObject) }
     #expect(seen.wait(forAtLeast: 1, refreshing: realm))
     #expect(seen.all == ["deleted"])
@@ -175,8 +175,8 @@ struct ProjectionBehaviourTests {
   /// Seed 000: a frozen projection keeps its values; `thaw()` gives the live one, nil once the
   /// object is deleted.
   @Test func frozenProjectionsKeepTheirValuesAndThaw() throws {
-    let realm = try aconfPeopleRealm()
-    let ada = try #require(realm.objects(AConfPersonProjection.self).filter("id == 1").first)
+    let realm = try contactsRealm()
+    let ada = try #require(realm.objects(ContactProjection.self).filter("id == 1").first)
     let frozen = ada.freeze()
     #expect(frozen.isFrozen)
     #expect(!ada.isFrozen)
@@ -196,9 +196,9 @@ struct ProjectionBehaviourTests {
   /// when a projection is created).
   @Test func projectingAPropertyRealmDoesNotManageFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try Realm(configuration: aconfConfiguration())
-      let person = try realm.write { realm.create(AConfPerson.self, value: ["id": 1]) }
-      let projection = AConfIgnoredProjection(projecting: person)
+      let realm = try Realm(configuration: sharedFixtureConfiguration())
+      let person = try realm.write { realm.create(Contact.self, value: ["id": 1]) }
+      let projection = IgnoredPropertyProjection(projecting: person)
       FileHandle.standardError.write(Data("created \(projection.scratch)\n".utf8))
     }
     #expect(stderrText(result).contains("@Projected property 'scratch' must be a part of Realm object"))

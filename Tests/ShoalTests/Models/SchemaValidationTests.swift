@@ -7,117 +7,120 @@ import Testing
 // `Object.observe`. Errors RealmSwift raises as exceptions (Shoal: fatal errors) are checked with
 // exit tests; errors realm-core reports while opening a Realm are thrown by `Realm(configuration:)`.
 
-// MARK: - Valid models (names prefixed `SConf`)
+// MARK: - Valid models (nested in the suite, as are the invalid ones; none is in the default schema)
 
-final class SConfAddress: EmbeddedObject {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var street = ""
-  @Persisted var city = ""
-}
+extension SchemaValidationTests {
+  final class HomeAddress: EmbeddedObject {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var street = ""
+    @Persisted var city = ""
+  }
 
-final class SConfPet: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted(originProperty: "pet") var owners: LinkingObjects<SConfOwner>
-}
+  final class Pet: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted(originProperty: "pet") var owners: LinkingObjects<Owner>
+  }
 
-/// A class without a primary key.
-final class SConfLog: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var text = ""
-}
+  /// A class without a primary key.
+  final class LogEntry: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var text = ""
+  }
 
-final class SConfOwner: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted var pet: SConfPet?
-  @Persisted var friend: SConfOwner?
-  @Persisted var log: SConfLog?
-  @Persisted var tags: List<String>
-  @Persisted var pets: List<SConfPet>
-  @Persisted var scores: Map<String, Int>
-  @Persisted var numbers: MutableSet<Int>
-  @Persisted var address: SConfAddress?
-}
+  final class Owner: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var pet: Pet?
+    @Persisted var friend: Owner?
+    @Persisted var log: LogEntry?
+    @Persisted var tags: List<String>
+    @Persisted var pets: List<Pet>
+    @Persisted var scores: Map<String, Int>
+    @Persisted var numbers: MutableSet<Int>
+    @Persisted var address: HomeAddress?
+  }
 
-/// Valid, but listed in no valid configuration.
-final class SConfLonely: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var value = 0
-}
+  /// Valid, but listed in no valid configuration.
+  final class Lonely: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var value = 0
+  }
 
-// MARK: - Invalid models (each listed only by the test that checks its error)
+  // MARK: - Invalid models (each listed only by the test that checks its error)
 
-final class SConfMissingTarget: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var value = 0
-  @Persisted var target: SConfLonely?
-}
+  final class MissingTarget: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var value = 0
+    @Persisted var target: Lonely?
+  }
 
-final class SConfMissingListTarget: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var items: List<SConfLonely>
-}
+  final class MissingListTarget: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var items: List<Lonely>
+  }
 
-final class SConfTwoKeys: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var first = 0
-  @Persisted(primaryKey: true) var second = ""
-}
+  final class TwoKeys: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var first = 0
+    @Persisted(primaryKey: true) var second = ""
+  }
 
-final class SConfKeyedAddress: EmbeddedObject {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var code = 0
-  @Persisted var city = ""
-}
+  final class KeyedAddress: EmbeddedObject {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var code = 0
+    @Persisted var city = ""
+  }
 
-final class SConfKeyedAddressHolder: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var address: SConfKeyedAddress?
-}
+  final class KeyedAddressHolder: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var address: KeyedAddress?
+  }
 
-final class SConfMissingOrigin: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var value = 0
-  @Persisted(originProperty: "nosuch") var logs: LinkingObjects<SConfLog>
-}
+  final class MissingOrigin: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var value = 0
+    @Persisted(originProperty: "nosuch") var logs: LinkingObjects<LogEntry>
+  }
 
-final class SConfNotALinkOrigin: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var value = 0
-  @Persisted(originProperty: "text") var logs: LinkingObjects<SConfLog>
-}
+  final class NotALinkOrigin: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var value = 0
+    @Persisted(originProperty: "text") var logs: LinkingObjects<LogEntry>
+  }
 
-final class SConfWrongTargetOrigin: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var value = 0
-  @Persisted(originProperty: "pet") var owners: LinkingObjects<SConfOwner>
-}
+  final class WrongTargetOrigin: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var value = 0
+    @Persisted(originProperty: "pet") var owners: LinkingObjects<Owner>
+  }
 
-final class SConfRequiredLink: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var pet: SConfPet
+  final class RequiredLink: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var pet: Pet
+  }
+
+  /// The valid classes, which the Realms of most tests list in `objectTypes`.
+  static let validTypes: [ObjectBase.Type] = [HomeAddress.self, Pet.self, LogEntry.self, Owner.self]
 }
 
 // MARK: - Helpers
 
-private let sconfObjectTypes: [ObjectBase.Type] = [SConfAddress.self, SConfPet.self, SConfLog.self, SConfOwner.self]
-
 /// A fresh in-memory configuration holding `types`.
-private func sconfConfiguration(_ types: [ObjectBase.Type] = sconfObjectTypes) -> Realm.Configuration {
+private func schemaConfiguration(_ types: [ObjectBase.Type] = SchemaValidationTests.validTypes) -> Realm.Configuration {
   Realm.Configuration(inMemoryIdentifier: "schema-update-" + UUID().uuidString, objectTypes: types)
 }
 
-private func sconfRealm() throws -> Realm { try Realm(configuration: sconfConfiguration()) }
+private func schemaRealm() throws -> Realm { try Realm(configuration: schemaConfiguration()) }
 
 /// The error opening a Realm with `types` throws, as text (nil when it opens).
-private func sconfOpeningError(_ types: [ObjectBase.Type]) -> String? {
+private func openingError(_ types: [ObjectBase.Type]) -> String? {
   do {
-    _ = try Realm(configuration: sconfConfiguration(types))
+    _ = try Realm(configuration: schemaConfiguration(types))
     return nil
   } catch {
     return error.localizedDescription
@@ -125,7 +128,7 @@ private func sconfOpeningError(_ types: [ObjectBase.Type]) -> String? {
 }
 
 /// The names of the properties of each `.change` delivered, and whether `.deleted` came.
-private final class SConfChanges {
+private final class ObservedChanges {
   var names: [[String]] = []
   var changes: [[PropertyChange]] = []
   var deleted = false
@@ -149,159 +152,159 @@ struct SchemaValidationTests {
   /// when building the schema (`RLMSchema schemaWithObjectClasses:`), and raises.
   @Test func objectTypesMissingALinkedClassFails() {
     // RealmSwift raises; Shoal's `Realm(configuration:)` throws the same text (a throwing API).
-    let error = sconfOpeningError([SConfMissingTarget.self])
+    let error = openingError([MissingTarget.self])
     #expect(
       error?.contains(
-        "Invalid class subset list:\n- 'SConfMissingTarget.target' links to class 'SConfLonely', which is missing from the list of classes managed by the Realm"
+        "Invalid class subset list:\n- 'MissingTarget.target' links to class 'Lonely', which is missing from the list of classes managed by the Realm"
       ) == true, "\(error ?? "opened")")
   }
 
   @Test func objectTypesMissingAListsClassFails() {
     // RealmSwift raises; Shoal's `Realm(configuration:)` throws the same text (a throwing API).
-    let error = sconfOpeningError([SConfMissingListTarget.self])
+    let error = openingError([MissingListTarget.self])
     #expect(
       error?.contains(
-        "Invalid class subset list:\n- 'SConfMissingListTarget.items' links to class 'SConfLonely', which is missing from the list of classes managed by the Realm"
+        "Invalid class subset list:\n- 'MissingListTarget.items' links to class 'Lonely', which is missing from the list of classes managed by the Realm"
       ) == true, "\(error ?? "opened")")
   }
 
   @Test func objectsOfAClassNotInTheSchemaFail() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try Realm(configuration: sconfConfiguration([SConfLog.self]))
-      _ = realm.objects(SConfLonely.self).count
+      let realm = try Realm(configuration: schemaConfiguration([LogEntry.self]))
+      _ = realm.objects(Lonely.self).count
     }
     #expect(
       stderrText(result).contains(
-        "Object type 'SConfLonely' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in your configuration, add `SConfLonely` to the list of `objectClasses` / `objectTypes`."
+        "Object type 'Lonely' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in your configuration, add `Lonely` to the list of `objectClasses` / `objectTypes`."
       ))
   }
 
   @Test func creatingAnObjectOfAClassNotInTheSchemaFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try Realm(configuration: sconfConfiguration([SConfLog.self]))
-      try realm.write { realm.add(SConfLonely()) }
+      let realm = try Realm(configuration: schemaConfiguration([LogEntry.self]))
+      try realm.write { realm.add(Lonely()) }
     }
     #expect(
       stderrText(result).contains(
-        "Object type 'SConfLonely' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in your configuration, add `SConfLonely` to the list of `objectClasses` / `objectTypes`."
+        "Object type 'Lonely' is not managed by the Realm. If using a custom `objectClasses` / `objectTypes` array in your configuration, add `Lonely` to the list of `objectClasses` / `objectTypes`."
       ))
   }
 
   @Test func primaryKeyOfTheWrongTypeFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try sconfRealm()
-      _ = realm.object(ofType: SConfPet.self, forPrimaryKey: "abc")
+      let realm = try schemaRealm()
+      _ = realm.object(ofType: Pet.self, forPrimaryKey: "abc")
     }
     let text = stderrText(result)
     #expect(text.contains("Invalid value 'abc' of type '"))
-    #expect(text.contains("' for 'int' property 'SConfPet.id'."))
+    #expect(text.contains("' for 'int' property 'Pet.id'."))
   }
 
   @Test func lookingUpByPrimaryKeyWithoutAPrimaryKeyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try sconfRealm()
-      _ = realm.object(ofType: SConfLog.self, forPrimaryKey: 1)
+      let realm = try schemaRealm()
+      _ = realm.object(ofType: LogEntry.self, forPrimaryKey: 1)
     }
-    #expect(stderrText(result).contains("'SConfLog' does not have a primary key"))
+    #expect(stderrText(result).contains("'LogEntry' does not have a primary key"))
   }
 
   /// RealmSwift names the later property first.
   @Test func twoPrimaryKeysFail() {
     // RealmSwift raises; Shoal's `Realm(configuration:)` throws the same text (a throwing API).
-    let error = sconfOpeningError([SConfTwoKeys.self])
+    let error = openingError([TwoKeys.self])
     #expect(
-      error?.contains("Properties 'second' and 'first' are both marked as the primary key of 'SConfTwoKeys'") == true,
+      error?.contains("Properties 'second' and 'first' are both marked as the primary key of 'TwoKeys'") == true,
       "\(error ?? "opened")")
   }
 
   /// Checked by realm-core's schema validation; `Realm(configuration:)` throws.
   @Test func primaryKeyOnAnEmbeddedObjectIsRejected() {
-    let text = sconfOpeningError([SConfKeyedAddressHolder.self, SConfKeyedAddress.self])
+    let text = openingError([KeyedAddressHolder.self, KeyedAddress.self])
     #expect(text?.contains("Schema validation failed due to the following errors:\n") == true)
     let lines = text?.components(separatedBy: "\n") ?? []
-    #expect(lines.contains("- Embedded object type 'SConfKeyedAddress' cannot have a primary key."))
+    #expect(lines.contains("- Embedded object type 'KeyedAddress' cannot have a primary key."))
   }
 
   @Test func linkingObjectsWithAMissingOriginPropertyAreRejected() {
-    let text = sconfOpeningError([SConfMissingOrigin.self, SConfLog.self])
+    let text = openingError([MissingOrigin.self, LogEntry.self])
     #expect(text?.contains("Schema validation failed due to the following errors:\n") == true)
     let lines = text?.components(separatedBy: "\n") ?? []
     #expect(
       lines.contains(
-        "- Property 'SConfLog.nosuch' declared as origin of linking objects property 'SConfMissingOrigin.logs' does not exist"
+        "- Property 'LogEntry.nosuch' declared as origin of linking objects property 'MissingOrigin.logs' does not exist"
       ))
   }
 
   @Test func linkingObjectsWhoseOriginIsNotALinkAreRejected() {
-    let text = sconfOpeningError([SConfNotALinkOrigin.self, SConfLog.self])
+    let text = openingError([NotALinkOrigin.self, LogEntry.self])
     let lines = text?.components(separatedBy: "\n") ?? []
     #expect(
       lines.contains(
-        "- Property 'SConfLog.text' declared as origin of linking objects property 'SConfNotALinkOrigin.logs' is not a link"
+        "- Property 'LogEntry.text' declared as origin of linking objects property 'NotALinkOrigin.logs' is not a link"
       ))
   }
 
   @Test func linkingObjectsWhoseOriginLinksElsewhereAreRejected() {
-    let text = sconfOpeningError(sconfObjectTypes + [SConfWrongTargetOrigin.self])
+    let text = openingError(Self.validTypes + [WrongTargetOrigin.self])
     let lines = text?.components(separatedBy: "\n") ?? []
     #expect(
       lines.contains(
-        "- Property 'SConfOwner.pet' declared as origin of linking objects property 'SConfWrongTargetOrigin.owners' links to type 'SConfPet'"
+        "- Property 'Owner.pet' declared as origin of linking objects property 'WrongTargetOrigin.owners' links to type 'Pet'"
       ))
   }
 
   /// RealmSwift rejects a non-optional `Object` property when building the class's schema.
   @Test func nonOptionalLinkFails() {
     // RealmSwift raises; Shoal's `Realm(configuration:)` throws the same text (a throwing API).
-    let error = sconfOpeningError([SConfRequiredLink.self] + sconfObjectTypes)
+    let error = openingError([RequiredLink.self] + Self.validTypes)
     #expect(error?.contains("Object property 'pet' must be marked as optional.") == true, "\(error ?? "opened")")
   }
 
   @Test func validSchemaDescribesLinksAndLinkingObjects() throws {
-    let realm = try sconfRealm()
-    let owner = try #require(realm.schema["SConfOwner"])
+    let realm = try schemaRealm()
+    let owner = try #require(realm.schema["Owner"])
     #expect(owner.primaryKeyProperty?.name == "id")
     #expect(owner["pet"]?.type == .object && owner["pet"]?.isOptional == true)
-    #expect(owner["pet"]?.objectClassName == "SConfPet")
+    #expect(owner["pet"]?.objectClassName == "Pet")
     #expect(owner["pets"]?.isArray == true && owner["pets"]?.isOptional == false)
-    let pet = try #require(realm.schema["SConfPet"])
+    let pet = try #require(realm.schema["Pet"])
     #expect(!pet.properties.map(\.name).contains("owners"))
     #expect(pet["owners"]?.type == .linkingObjects)
-    #expect(pet["owners"]?.objectClassName == "SConfOwner")
-    #expect(realm.schema["SConfLonely"] == nil)
+    #expect(pet["owners"]?.objectClassName == "Owner")
+    #expect(realm.schema["Lonely"] == nil)
   }
 
   // MARK: Update policies
 
   @Test func addModifiedUpdatesAnExistingLinkedObjectInsteadOfDuplicatingIt() throws {
-    let realm = try sconfRealm()
+    let realm = try schemaRealm()
     try realm.write {
-      realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "pet": ["id": 10, "name": "Rex", "age": 3]]))
+      realm.add(Owner(value: ["id": 1, "name": "Ann", "pet": ["id": 10, "name": "Rex", "age": 3]]))
     }
     try realm.write {
       realm.add(
-        SConfOwner(value: ["id": 1, "name": "Ann", "pet": ["id": 10, "name": "Max", "age": 3]]), update: .modified)
+        Owner(value: ["id": 1, "name": "Ann", "pet": ["id": 10, "name": "Max", "age": 3]]), update: .modified)
     }
-    #expect(realm.objects(SConfOwner.self).count == 1)
-    #expect(realm.objects(SConfPet.self).count == 1)
-    let pet = try #require(realm.object(ofType: SConfPet.self, forPrimaryKey: 10))
+    #expect(realm.objects(Owner.self).count == 1)
+    #expect(realm.objects(Pet.self).count == 1)
+    let pet = try #require(realm.object(ofType: Pet.self, forPrimaryKey: 10))
     #expect(pet.name == "Max" && pet.age == 3)
-    #expect(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1)?.pet?.isSameObject(as: pet) == true)
+    #expect(realm.object(ofType: Owner.self, forPrimaryKey: 1)?.pet?.isSameObject(as: pet) == true)
   }
 
   @Test func addAllUpdatesLinkedObjectsInListsByPrimaryKey() throws {
-    let realm = try sconfRealm()
+    let realm = try schemaRealm()
     try realm.write {
-      realm.add(SConfPet(value: ["id": 10, "name": "Rex"]))
-      realm.add(SConfOwner(value: ["id": 1, "pets": [["id": 11, "name": "Spot"]]]))
+      realm.add(Pet(value: ["id": 10, "name": "Rex"]))
+      realm.add(Owner(value: ["id": 1, "pets": [["id": 11, "name": "Spot"]]]))
     }
     try realm.write {
       realm.add(
-        SConfOwner(value: ["id": 1, "pets": [["id": 10, "name": "Rex II"], ["id": 11, "name": "Spot II"]]]),
+        Owner(value: ["id": 1, "pets": [["id": 10, "name": "Rex II"], ["id": 11, "name": "Spot II"]]]),
         update: .all)
     }
-    #expect(realm.objects(SConfPet.self).count == 2)
-    let owner = try #require(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1))
+    #expect(realm.objects(Pet.self).count == 2)
+    let owner = try #require(realm.object(ofType: Owner.self, forPrimaryKey: 1))
     #expect(owner.pets.map(\.id) == [10, 11])
     #expect(owner.pets.map(\.name) == ["Rex II", "Spot II"])
   }
@@ -309,92 +312,92 @@ struct SchemaValidationTests {
   /// Adding an object with an update policy makes the passed object manage the existing row, and
   /// every property takes the passed object's value, defaults included.
   @Test func addWithUpdateOverwritesEveryPropertyWithTheObjectsValues() throws {
-    let realm = try sconfRealm()
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 30, "tags": ["a"]])) }
-    let replacement = SConfOwner(value: ["id": 1, "name": "Bea"])
+    let realm = try schemaRealm()
+    try realm.write { realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 30, "tags": ["a"]])) }
+    let replacement = Owner(value: ["id": 1, "name": "Bea"])
     try realm.write { realm.add(replacement, update: .modified) }
     #expect(replacement.realm != nil)
-    let stored = try #require(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1))
+    let stored = try #require(realm.object(ofType: Owner.self, forPrimaryKey: 1))
     #expect(replacement.isSameObject(as: stored))
     #expect(stored.name == "Bea")
     #expect(stored.age == 0)
     #expect(stored.tags.isEmpty)
-    #expect(realm.objects(SConfOwner.self).count == 1)
+    #expect(realm.objects(Owner.self).count == 1)
   }
 
   @Test func createWithAPartialDictionaryUpdatesOnlyTheGivenProperties() throws {
-    let realm = try sconfRealm()
+    let realm = try schemaRealm()
     try realm.write {
-      realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 30, "tags": ["a", "b"], "pet": ["id": 10]]))
+      realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 30, "tags": ["a", "b"], "pet": ["id": 10]]))
     }
     let modified = try realm.write {
-      realm.create(SConfOwner.self, value: ["id": 1, "name": "Bea"], update: .modified)
+      realm.create(Owner.self, value: ["id": 1, "name": "Bea"], update: .modified)
     }
     #expect(modified.name == "Bea" && modified.age == 30)
     #expect(Array(modified.tags) == ["a", "b"])
     #expect(modified.pet?.id == 10)
-    let all = try realm.write { realm.create(SConfOwner.self, value: ["id": 1, "age": 31], update: .all) }
+    let all = try realm.write { realm.create(Owner.self, value: ["id": 1, "age": 31], update: .all) }
     #expect(all.name == "Bea" && all.age == 31)
     #expect(Array(all.tags) == ["a", "b"])
     #expect(all.isSameObject(as: modified))
-    #expect(realm.objects(SConfOwner.self).count == 1)
+    #expect(realm.objects(Owner.self).count == 1)
   }
 
   @Test func createWithUpdateUpdatesANestedObjectByPrimaryKey() throws {
-    let realm = try sconfRealm()
-    try realm.write { realm.add(SConfPet(value: ["id": 10, "name": "Rex", "age": 2])) }
+    let realm = try schemaRealm()
+    try realm.write { realm.add(Pet(value: ["id": 10, "name": "Rex", "age": 2])) }
     let owner = try realm.write {
-      realm.create(SConfOwner.self, value: ["id": 1, "pet": ["id": 10, "name": "Max"]], update: .modified)
+      realm.create(Owner.self, value: ["id": 1, "pet": ["id": 10, "name": "Max"]], update: .modified)
     }
-    #expect(realm.objects(SConfPet.self).count == 1)
+    #expect(realm.objects(Pet.self).count == 1)
     #expect(owner.pet?.name == "Max")
     #expect(owner.pet?.age == 2)
   }
 
   @Test func nestedDuplicatePrimaryKeyWithTheErrorPolicyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try sconfRealm()
-      try realm.write { realm.add(SConfPet(value: ["id": 10, "name": "Rex"])) }
-      try realm.write { realm.add(SConfOwner(value: ["id": 1, "pet": ["id": 10, "name": "Max"]])) }
+      let realm = try schemaRealm()
+      try realm.write { realm.add(Pet(value: ["id": 10, "name": "Rex"])) }
+      try realm.write { realm.add(Owner(value: ["id": 1, "pet": ["id": 10, "name": "Max"]])) }
     }
     #expect(
       stderrText(result).contains(
-        "Attempting to create an object of type 'SConfPet' with an existing primary key value '10'."))
+        "Attempting to create an object of type 'Pet' with an existing primary key value '10'."))
   }
 
   /// Linked objects without a primary key cannot be matched, so updating creates them again.
   @Test func linkedObjectsWithoutAPrimaryKeyAreCreatedOnEachUpdate() throws {
-    let realm = try sconfRealm()
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "log": ["text": "first"]])) }
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "log": ["text": "second"]]), update: .modified) }
-    #expect(realm.objects(SConfLog.self).count == 2)
-    #expect(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1)?.log?.text == "second")
+    let realm = try schemaRealm()
+    try realm.write { realm.add(Owner(value: ["id": 1, "log": ["text": "first"]])) }
+    try realm.write { realm.add(Owner(value: ["id": 1, "log": ["text": "second"]]), update: .modified) }
+    #expect(realm.objects(LogEntry.self).count == 2)
+    #expect(realm.object(ofType: Owner.self, forPrimaryKey: 1)?.log?.text == "second")
   }
 
   @Test func addingACyclicGraphAddsEachObjectOnce() throws {
-    let realm = try sconfRealm()
-    let ann = SConfOwner(value: ["id": 1, "name": "Ann"])
-    let bea = SConfOwner(value: ["id": 2, "name": "Bea"])
+    let realm = try schemaRealm()
+    let ann = Owner(value: ["id": 1, "name": "Ann"])
+    let bea = Owner(value: ["id": 2, "name": "Bea"])
     ann.friend = bea
     bea.friend = ann
-    ann.pets.append(SConfPet(value: ["id": 10]))
+    ann.pets.append(Pet(value: ["id": 10]))
     try realm.write { realm.add(ann) }
-    #expect(realm.objects(SConfOwner.self).count == 2)
+    #expect(realm.objects(Owner.self).count == 2)
     #expect(bea.realm != nil)
     #expect(ann.friend?.friend?.isSameObject(as: ann) == true)
-    #expect(realm.object(ofType: SConfOwner.self, forPrimaryKey: 2)?.friend?.name == "Ann")
-    #expect(realm.objects(SConfPet.self).count == 1)
+    #expect(realm.object(ofType: Owner.self, forPrimaryKey: 2)?.friend?.name == "Ann")
+    #expect(realm.objects(Pet.self).count == 1)
   }
 
   @Test func addingAnObjectThatLinksToAManagedObjectLinksItWithoutCopying() throws {
-    let realm = try sconfRealm()
-    let pet = SConfPet(value: ["id": 10, "name": "Rex"])
+    let realm = try schemaRealm()
+    let pet = Pet(value: ["id": 10, "name": "Rex"])
     try realm.write { realm.add(pet) }
-    let owner = SConfOwner(value: ["id": 1])
+    let owner = Owner(value: ["id": 1])
     owner.pet = pet
     owner.pets.append(pet)
     try realm.write { realm.add(owner) }
-    #expect(realm.objects(SConfPet.self).count == 1)
+    #expect(realm.objects(Pet.self).count == 1)
     #expect(owner.pet?.isSameObject(as: pet) == true)
     #expect(owner.pets.first?.isSameObject(as: pet) == true)
     #expect(pet.owners.count == 1)
@@ -404,25 +407,25 @@ struct SchemaValidationTests {
 
   /// `.modified` writes only the properties whose values differ, so observers see only those.
   @Test func modifiedPolicyReportsOnlyChangedProperties() throws {
-    let realm = try sconfRealm()
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 30])) }
-    let stored = try #require(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1))
-    let seen = SConfChanges()
+    let realm = try schemaRealm()
+    try realm.write { realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 30])) }
+    let stored = try #require(realm.object(ofType: Owner.self, forPrimaryKey: 1))
+    let seen = ObservedChanges()
     let token = stored.observe { seen.record($0) }
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 31]), update: .modified) }
+    try realm.write { realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 31]), update: .modified) }
     #expect(seen.names == [["age"]])
-    try realm.write { realm.create(SConfOwner.self, value: ["id": 1, "name": "Bea", "age": 31], update: .modified) }
+    try realm.write { realm.create(Owner.self, value: ["id": 1, "name": "Bea", "age": 31], update: .modified) }
     #expect(seen.names.last == ["name"])
     token.invalidate()
   }
 
   @Test func modifiedPolicyWithIdenticalValuesDeliversNothing() throws {
-    let realm = try sconfRealm()
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 30])) }
-    let stored = try #require(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1))
-    let seen = SConfChanges()
+    let realm = try schemaRealm()
+    try realm.write { realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 30])) }
+    let stored = try #require(realm.object(ofType: Owner.self, forPrimaryKey: 1))
+    let seen = ObservedChanges()
     let token = stored.observe { seen.record($0) }
-    try realm.write { realm.create(SConfOwner.self, value: ["id": 1, "name": "Ann", "age": 30], update: .modified) }
+    try realm.write { realm.create(Owner.self, value: ["id": 1, "name": "Ann", "age": 30], update: .modified) }
     #expect(seen.names.isEmpty)
     try realm.write { stored.age = 31 }
     #expect(seen.names == [["age"]])
@@ -431,12 +434,12 @@ struct SchemaValidationTests {
 
   /// `.all` writes every property, so unchanged ones are reported too (never the primary key).
   @Test func allPolicyReportsUnchangedPropertiesToo() throws {
-    let realm = try sconfRealm()
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 30])) }
-    let stored = try #require(realm.object(ofType: SConfOwner.self, forPrimaryKey: 1))
-    let seen = SConfChanges()
+    let realm = try schemaRealm()
+    try realm.write { realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 30])) }
+    let stored = try #require(realm.object(ofType: Owner.self, forPrimaryKey: 1))
+    let seen = ObservedChanges()
     let token = stored.observe { seen.record($0) }
-    try realm.write { realm.add(SConfOwner(value: ["id": 1, "name": "Ann", "age": 31]), update: .all) }
+    try realm.write { realm.add(Owner(value: ["id": 1, "name": "Ann", "age": 31]), update: .all) }
     #expect(seen.names.count == 1)
     let names = Set(seen.names.first ?? [])
     #expect(names.contains("name") && names.contains("age"))
@@ -447,11 +450,11 @@ struct SchemaValidationTests {
   // MARK: Object observation
 
   @Test func observeWithSwiftKeyPathsFiltersProperties() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1, "name": "Ann"])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1, "name": "Ann"])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
-    let token = owner.observe(keyPaths: [\SConfOwner.age]) { seen.record($0) }
+    let seen = ObservedChanges()
+    let token = owner.observe(keyPaths: [\Owner.age]) { seen.record($0) }
     try realm.write { owner.name = "Bea" }
     #expect(seen.names.isEmpty)
     try realm.write { owner.age = 5 }
@@ -461,10 +464,10 @@ struct SchemaValidationTests {
 
   /// A change matching the filter reports every changed property of that write.
   @Test func observeWithStringKeyPathsReportsAllChangesOfAMatchingWrite() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1, "name": "Ann"])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1, "name": "Ann"])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe(keyPaths: ["name"]) { seen.record($0) }
     try realm.write { owner.age = 1 }
     #expect(seen.names.isEmpty)
@@ -478,27 +481,27 @@ struct SchemaValidationTests {
 
   /// `PropertyChange` carries no values for `List` properties.
   @Test func listPropertyChangesHaveNoValues() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe { seen.record($0) }
     try realm.write { owner.tags.append("a") }
     #expect(seen.names == [["tags"]])
     let change = try #require(seen.changes.last?.first)
     #expect(change.oldValue == nil)
     #expect(change.newValue == nil)
-    try realm.write { owner.pets.append(SConfPet(value: ["id": 10])) }
+    try realm.write { owner.pets.append(Pet(value: ["id": 10])) }
     #expect(seen.names.last == ["pets"])
     #expect(seen.changes.last?.first?.newValue == nil)
     token.invalidate()
   }
 
   @Test func mapAndSetPropertyChangesAreReportedByName() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe { seen.record($0) }
     try realm.write { owner.scores["a"] = 1 }
     #expect(seen.names == [["scores"]])
@@ -514,10 +517,10 @@ struct SchemaValidationTests {
 
   /// A key path into an embedded object reports the change under the parent's property name.
   @Test func embeddedKeyPathReportsTheParentProperty() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe(keyPaths: ["address.city"]) { seen.record($0) }
     try realm.write { owner.address?.street = "High" }
     #expect(seen.names.isEmpty)
@@ -533,23 +536,23 @@ struct SchemaValidationTests {
       "Open question (README): RealmSwift's API comment says an object observed without key paths hears of its linked objects' changes, its SDK guide says it does not; Shoal follows the API comment"
     )) func linkedObjectChangesAreNotReportedWithoutKeyPaths() throws
   {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1, "pet": ["id": 10, "name": "Rex"]])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1, "pet": ["id": 10, "name": "Rex"]])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe { seen.record($0) }
     try realm.write { owner.pet?.name = "Max" }
     #expect(seen.names.isEmpty)
-    try realm.write { owner.pet = SConfPet(value: ["id": 11]) }
+    try realm.write { owner.pet = Pet(value: ["id": 11]) }
     #expect(seen.names == [["pet"]])
     token.invalidate()
   }
 
   @Test func keyPathsThroughALinkReportTheLinkProperty() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1, "pet": ["id": 10, "name": "Rex"]])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1, "pet": ["id": 10, "name": "Rex"]])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe(keyPaths: ["pet.name"]) { seen.record($0) }
     try realm.write { owner.pet?.age = 4 }
     #expect(seen.names.isEmpty)
@@ -559,10 +562,10 @@ struct SchemaValidationTests {
   }
 
   @Test func deletingTheObjectDeliversDeleted() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe { seen.record($0) }
     try realm.write { realm.delete(owner) }
     #expect(seen.deleted)
@@ -572,7 +575,7 @@ struct SchemaValidationTests {
 
   @Test func observingAnUnmanagedObjectWithKeyPathsFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let token = SConfOwner().observe(keyPaths: ["name"]) { _ in }
+      let token = Owner().observe(keyPaths: ["name"]) { _ in }
       token.invalidate()
     }
     #expect(
@@ -580,12 +583,12 @@ struct SchemaValidationTests {
   }
 
   @Test func invalidatingTheTokenStopsDelivery() throws {
-    let realm = try sconfRealm()
-    let owner = SConfOwner(value: ["id": 1])
+    let realm = try schemaRealm()
+    let owner = Owner(value: ["id": 1])
     try realm.write { realm.add(owner) }
-    let seen = SConfChanges()
+    let seen = ObservedChanges()
     let token = owner.observe { seen.record($0) }
-    let other = SConfChanges()
+    let other = ObservedChanges()
     let otherToken = owner.observe { other.record($0) }
     try realm.write { owner.age = 1 }
     #expect(seen.names.count == 1 && other.names.count == 1)

@@ -10,112 +10,116 @@ import Testing
 // notifications. Errors that RealmSwift raises as exceptions (Shoal: fatal errors) are checked
 // with exit tests, whose standard error must contain RealmSwift's message.
 
-// MARK: - Models (names prefixed `VConf`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (nested in the suite; every Realm here lists them in `objectTypes`)
 
-enum VConfColor: String, PersistableEnum {
-  case red, green, blue
+extension ValueAndModelRuleTests {
+  enum Color: String, PersistableEnum {
+    case red, green, blue
+  }
+
+  enum Level: Int, PersistableEnum {
+    case low = 1, mid = 5, high = 10
+  }
+
+  final class StreetAddress: EmbeddedObject {
+    @Persisted var street = ""
+    @Persisted var city = ""
+  }
+
+  final class Hound: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<HoundOwner>
+  }
+
+  final class HoundOwner: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var dog: Hound?
+    @Persisted var dogs: List<Hound>
+    @Persisted var address: StreetAddress?
+    @Persisted var addresses: List<StreetAddress>
+    @Persisted var scores: Map<String, Int>
+  }
+
+  /// A class without a primary key.
+  final class DogNote: Object {
+    @Persisted var text = ""
+    @Persisted var dog: Hound?
+  }
+
+  final class ValueHolder: Object {
+    @Persisted var objectId: ObjectId
+    @Persisted var decimal: Decimal128
+    @Persisted var uuid: UUID
+    @Persisted var date = Date(timeIntervalSince1970: 0)
+    @Persisted var data = Data()
+    @Persisted var any: AnyRealmValue
+    @Persisted var color = Color.red
+    @Persisted var level: Level?
+    @Persisted var colors: List<Color>
+    @Persisted var levels: List<Level?>
+  }
+
+  final class Sortable: Object {
+    @Persisted var label = ""
+    @Persisted var optInt: Int?
+    @Persisted var optString: String?
+    @Persisted var flag = false
+    @Persisted var date = Date(timeIntervalSince1970: 0)
+    @Persisted var double: Double = 0
+    @Persisted var float: Float = 0
+    @Persisted var optDouble: Double?
+    @Persisted var dog: Hound?
+  }
+
+  final class Profile: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted var active = false
+    @Persisted var born = Date(timeIntervalSince1970: 0)
+    @Persisted var nickname: String?
+    @Persisted var pet: Hound?
+    @Persisted var pets: List<Hound>
+  }
+
+  final class Described: Object {
+    @Persisted var name = ""
+    @Persisted var count = 0
+    @Persisted var flag = false
+    @Persisted var nickname: String?
+    @Persisted var dog: Hound?
+    @Persisted var dogs: List<Hound>
+  }
+
+  /// A `@Persisted` model overriding the legacy class methods. RealmSwift 10.x reads the primary
+  /// key from `primaryKey()` for every class, but with `@Persisted` properties it never consults
+  /// `indexedProperties()` or `ignoredProperties()`; a property without `@Persisted` is not stored.
+  final class LegacyRules: Object {
+    @Persisted var code = ""
+    @Persisted var name = ""
+    @Persisted var note = ""
+    var transient = "not stored"
+
+    override class func primaryKey() -> String? { "code" }
+    override class func indexedProperties() -> [String] { ["name"] }
+    override class func ignoredProperties() -> [String] { ["note"] }
+  }
+
+  /// The classes every Realm of these tests lists in `objectTypes`.
+  static let modelTypes: [ObjectBase.Type] = [
+    StreetAddress.self, Hound.self, HoundOwner.self, DogNote.self, ValueHolder.self, Sortable.self,
+    Profile.self, Described.self, LegacyRules.self,
+  ]
 }
 
-enum VConfLevel: Int, PersistableEnum {
-  case low = 1, mid = 5, high = 10
+/// A fresh in-memory configuration holding only the classes above.
+private func modelRuleConfiguration() -> Realm.Configuration {
+  Realm.Configuration(
+    inMemoryIdentifier: "value-conformance-" + UUID().uuidString, objectTypes: ValueAndModelRuleTests.modelTypes)
 }
 
-final class VConfAddress: EmbeddedObject {
-  @Persisted var street = ""
-  @Persisted var city = ""
-}
-
-final class VConfDog: Object {
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted(originProperty: "dogs") var owners: LinkingObjects<VConfOwner>
-}
-
-final class VConfOwner: Object {
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var name = ""
-  @Persisted var dog: VConfDog?
-  @Persisted var dogs: List<VConfDog>
-  @Persisted var address: VConfAddress?
-  @Persisted var addresses: List<VConfAddress>
-  @Persisted var scores: Map<String, Int>
-}
-
-/// A class without a primary key.
-final class VConfNote: Object {
-  @Persisted var text = ""
-  @Persisted var dog: VConfDog?
-}
-
-final class VConfValues: Object {
-  @Persisted var objectId: ObjectId
-  @Persisted var decimal: Decimal128
-  @Persisted var uuid: UUID
-  @Persisted var date = Date(timeIntervalSince1970: 0)
-  @Persisted var data = Data()
-  @Persisted var any: AnyRealmValue
-  @Persisted var color = VConfColor.red
-  @Persisted var level: VConfLevel?
-  @Persisted var colors: List<VConfColor>
-  @Persisted var levels: List<VConfLevel?>
-}
-
-final class VConfSortable: Object {
-  @Persisted var label = ""
-  @Persisted var optInt: Int?
-  @Persisted var optString: String?
-  @Persisted var flag = false
-  @Persisted var date = Date(timeIntervalSince1970: 0)
-  @Persisted var double: Double = 0
-  @Persisted var float: Float = 0
-  @Persisted var optDouble: Double?
-  @Persisted var dog: VConfDog?
-}
-
-final class VConfProfile: Object {
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted var active = false
-  @Persisted var born = Date(timeIntervalSince1970: 0)
-  @Persisted var nickname: String?
-  @Persisted var pet: VConfDog?
-  @Persisted var pets: List<VConfDog>
-}
-
-final class VConfDescribed: Object {
-  @Persisted var name = ""
-  @Persisted var count = 0
-  @Persisted var flag = false
-  @Persisted var nickname: String?
-  @Persisted var dog: VConfDog?
-  @Persisted var dogs: List<VConfDog>
-}
-
-/// A `@Persisted` model overriding the legacy class methods. RealmSwift 10.x reads the primary
-/// key from `primaryKey()` for every class, but with `@Persisted` properties it never consults
-/// `indexedProperties()` or `ignoredProperties()`; a property without `@Persisted` is not stored.
-final class VConfLegacyRules: Object {
-  @Persisted var code = ""
-  @Persisted var name = ""
-  @Persisted var note = ""
-  var transient = "not stored"
-
-  override class func primaryKey() -> String? { "code" }
-  override class func indexedProperties() -> [String] { ["name"] }
-  override class func ignoredProperties() -> [String] { ["note"] }
-}
-
-private let vconfObjectTypes: [ObjectBase.Type] = [
-  VConfAddress.self, VConfDog.self, VConfOwner.self, VConfNote.self, VConfValues.self, VConfSortable.self,
-  VConfProfile.self, VConfDescribed.self, VConfLegacyRules.self,
-]
-
-/// A fresh in-memory configuration holding only the `VConf` classes.
-private func vconfConfiguration() -> Realm.Configuration {
-  Realm.Configuration(inMemoryIdentifier: "value-conformance-" + UUID().uuidString, objectTypes: vconfObjectTypes)
-}
-
-private func vconfRealm() throws -> Realm { try Realm(configuration: vconfConfiguration()) }
+private func modelRuleRealm() throws -> Realm { try Realm(configuration: modelRuleConfiguration()) }
 
 /// A description with the addresses RealmSwift prints (`<0x…>`) replaced by `<ADDR>`.
 private func withoutAddresses(_ text: String) -> String {
@@ -123,7 +127,7 @@ private func withoutAddresses(_ text: String) -> String {
 }
 
 /// Collects values delivered on another queue; `next()` waits for the next one (30 s at most).
-private final class VConfInbox: Sendable {
+private final class TextInbox: Sendable {
   private let items = Mutex<[String]>([])
   private let signal = DispatchSemaphore(value: 0)
 
@@ -139,7 +143,7 @@ private final class VConfInbox: Sendable {
 }
 
 /// A collection change reduced to plain values.
-private enum VConfChange: Equatable {
+private enum PlainChange: Equatable {
   case initial(Int)
   case update(deletions: [Int], insertions: [Int], modifications: [Int])
   case error
@@ -155,10 +159,10 @@ private enum VConfChange: Equatable {
 }
 
 /// `PropertyChange` values as text: nil (or NSNull) is "nil", objects are named by `name`.
-private func vconfText(_ value: Any?) -> String {
+private func propertyValueText(_ value: Any?) -> String {
   guard let value, !(value is NSNull) else { return "nil" }
   if let date = value as? Date { return "@\(Int(date.timeIntervalSince1970))" }
-  if let dog = value as? VConfDog { return "dog(\(dog.name))" }
+  if let dog = value as? ValueAndModelRuleTests.Hound { return "dog(\(dog.name))" }
   if let string = value as? String { return string }
   return "\(value)"
 }
@@ -293,61 +297,61 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func decimal128RoundTripsAndSortsInARealm() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     let values: [Decimal128] = ["123456789012345678901234567890.1234", "-1.5", "0", "1E-20"]
     try realm.write {
-      for value in values { realm.add(VConfValues(value: ["decimal": value])) }
+      for value in values { realm.add(ValueHolder(value: ["decimal": value])) }
     }
-    let stored = realm.objects(VConfValues.self).sorted(byKeyPath: "decimal").map(\.decimal)
+    let stored = realm.objects(ValueHolder.self).sorted(byKeyPath: "decimal").map(\.decimal)
     #expect(stored == [values[1], values[2], values[3], values[0]])
     #expect(stored.last == Decimal128("123456789012345678901234567890.1234"))
-    #expect(realm.objects(VConfValues.self).filter("decimal > %@", Decimal128("1E20")).count == 1)
+    #expect(realm.objects(ValueHolder.self).filter("decimal > %@", Decimal128("1E20")).count == 1)
   }
 
   // MARK: UUID, Date, Data
 
   @Test func uuidIsStoredAndQueried() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     let ids = [UUID(), UUID(), UUID()]
     try realm.write {
-      for id in ids { realm.add(VConfValues(value: ["uuid": id])) }
+      for id in ids { realm.add(ValueHolder(value: ["uuid": id])) }
     }
-    #expect(Set(realm.objects(VConfValues.self).map(\.uuid)) == Set(ids))
-    #expect(realm.objects(VConfValues.self).filter("uuid == %@", ids[1]).count == 1)
-    #expect(realm.objects(VConfValues.self).where { $0.uuid == ids[2] }.first?.uuid == ids[2])
+    #expect(Set(realm.objects(ValueHolder.self).map(\.uuid)) == Set(ids))
+    #expect(realm.objects(ValueHolder.self).filter("uuid == %@", ids[1]).count == 1)
+    #expect(realm.objects(ValueHolder.self).where { $0.uuid == ids[2] }.first?.uuid == ids[2])
   }
 
   /// Dates are stored as seconds and nanoseconds: sub-second parts survive (to the microsecond at
   /// least), before 1970 too.
   @Test func datesKeepSubSecondPrecision() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     let dates = [
       Date(timeIntervalSince1970: 1_700_000_000.123456), Date(timeIntervalSince1970: -1.5),
       Date(timeIntervalSince1970: 1_700_000_000.124), Date(timeIntervalSinceReferenceDate: 0.000_001),
     ]
     try realm.write {
-      for date in dates { realm.add(VConfValues(value: ["date": date])) }
+      for date in dates { realm.add(ValueHolder(value: ["date": date])) }
     }
-    let stored = Array(realm.objects(VConfValues.self).map(\.date))
+    let stored = Array(realm.objects(ValueHolder.self).map(\.date))
     #expect(stored.count == dates.count)
     for (read, written) in zip(stored, dates) {
       #expect(abs(read.timeIntervalSince(written)) < 1e-6, "\(written.timeIntervalSince1970)")
     }
-    let sorted = realm.objects(VConfValues.self).sorted(byKeyPath: "date").map(\.date.timeIntervalSince1970)
+    let sorted = realm.objects(ValueHolder.self).sorted(byKeyPath: "date").map(\.date.timeIntervalSince1970)
     #expect(sorted.map { ($0 * 1000).rounded() } == [-1500, 978_307_200_000, 1_700_000_000_123, 1_700_000_000_124])
-    #expect(realm.objects(VConfValues.self).filter("date > %@", dates[0]).count == 1)
+    #expect(realm.objects(ValueHolder.self).filter("date > %@", dates[0]).count == 1)
   }
 
   @Test func dataOfSeveralMegabytesRoundTrips() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     var generator = SystemRandomNumberGenerator()
     let big = Data((0..<4_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    let object = VConfValues(value: ["data": big])
+    let object = ValueHolder(value: ["data": big])
     try realm.write {
       realm.add(object)
-      realm.add(VConfValues(value: ["data": Data()]))
+      realm.add(ValueHolder(value: ["data": Data()]))
     }
-    let read = realm.objects(VConfValues.self)
+    let read = realm.objects(ValueHolder.self)
     #expect(read[0].data.count == 4_000_000)
     #expect(read[0].data == big)
     #expect(read[1].data.isEmpty)
@@ -356,19 +360,19 @@ struct ValueAndModelRuleTests {
   // MARK: AnyRealmValue
 
   @Test func anyRealmValueStoresEveryCase() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     let date = Date(timeIntervalSince1970: 1_600_000_000)
     let objectId = ObjectId.generate()
     let uuid = UUID()
-    let dog = VConfDog(value: ["name": "Rex", "age": 3])
+    let dog = Hound(value: ["name": "Rex", "age": 3])
     let values: [AnyRealmValue] = [
       .none, .int(42), .bool(true), .float(1.5), .double(2.25), .string("hi"), .data(Data([1, 2, 3])), .date(date),
       .objectId(objectId), .decimal128("12.50"), .uuid(uuid), .object(dog),
     ]
     try realm.write {
-      for value in values { realm.add(VConfValues(value: ["any": value])) }
+      for value in values { realm.add(ValueHolder(value: ["any": value])) }
     }
-    let read = realm.objects(VConfValues.self).map(\.any)
+    let read = realm.objects(ValueHolder.self).map(\.any)
     #expect(read.count == values.count)
     #expect(read[0] == .none)
     #expect(read[1] == .int(42))
@@ -382,12 +386,12 @@ struct ValueAndModelRuleTests {
     #expect(read[9] == .decimal128("12.50"))
     #expect(read[10] == .uuid(uuid))
     // The object was added with its parent; the value reads back as a managed object.
-    let linked = try #require(read[11].object(VConfDog.self))
+    let linked = try #require(read[11].object(Hound.self))
     #expect(linked.realm != nil)
     #expect(linked.isSameObject(as: dog))
     #expect(linked.name == "Rex")
     #expect(read[11].dynamicObject?["age"] as? Int == 3)
-    #expect(realm.objects(VConfDog.self).count == 1)
+    #expect(realm.objects(Hound.self).count == 1)
   }
 
   @Test func anyRealmValueAccessorsAndEquality() {
@@ -405,7 +409,7 @@ struct ValueAndModelRuleTests {
     let uuid = UUID()
     #expect(AnyRealmValue.uuid(uuid).uuidValue == uuid)
     #expect(AnyRealmValue.none.intValue == nil && AnyRealmValue.none.stringValue == nil)
-    #expect(AnyRealmValue.string("x").object(VConfDog.self) == nil)
+    #expect(AnyRealmValue.string("x").object(Hound.self) == nil)
     // Values of different cases are never equal, even when they hold the same number.
     #expect(AnyRealmValue.int(1) != .double(1))
     #expect(AnyRealmValue.float(1) != .double(1))
@@ -419,17 +423,17 @@ struct ValueAndModelRuleTests {
   // MARK: PersistableEnum
 
   @Test func persistableEnumsStoreTheirRawValues() throws {
-    let realm = try vconfRealm()
-    let object = VConfValues()
+    let realm = try modelRuleRealm()
+    let object = ValueHolder()
     object.color = .green
     object.level = .high
     object.colors.append(objectsIn: [.blue, .red, .blue])
     object.levels.append(objectsIn: [.low, nil, .mid])
     try realm.write {
       realm.add(object)
-      realm.add(VConfValues())
+      realm.add(ValueHolder())
     }
-    let all = realm.objects(VConfValues.self)
+    let all = realm.objects(ValueHolder.self)
     #expect(all[0].color == .green && all[0].level == .high)
     #expect(all[1].color == .red && all[1].level == nil)
     #expect(Array(all[0].colors) == [.blue, .red, .blue])
@@ -440,7 +444,7 @@ struct ValueAndModelRuleTests {
     #expect(all.filter("level == nil").count == 1)
     #expect(all.where { $0.color == .red }.count == 1)
     #expect(all.filter("ANY colors == 'blue'").count == 1)
-    let dynamic = realm.dynamicObjects("VConfValues")
+    let dynamic = realm.dynamicObjects("ValueHolder")
     #expect(dynamic[0]["color"] as? String == "green")
     #expect(dynamic[0]["level"] as? Int == 10)
     #expect(dynamic[1]["level"] == nil)
@@ -453,18 +457,18 @@ struct ValueAndModelRuleTests {
 
   /// realm-core orders NaN before every other number (and null before NaN).
   @Test func nanAndInfinitiesAreStoredAndSorted() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     let doubles: [Double] = [1.5, -.infinity, .nan, .infinity, 0, -2]
     try realm.write {
       for (index, value) in doubles.enumerated() {
         realm.add(
-          VConfSortable(value: [
+          Sortable(value: [
             "label": "\(index)", "double": value, "float": Float(value), "optDouble": value,
           ]))
       }
-      realm.add(VConfSortable(value: ["label": "nil"]))
+      realm.add(Sortable(value: ["label": "nil"]))
     }
-    let all = realm.objects(VConfSortable.self)
+    let all = realm.objects(Sortable.self)
     #expect(all[2].double.isNaN && all[2].float.isNaN)
     #expect(all[1].double == -.infinity && all[3].float == .infinity)
     let ascending = all.filter("label != 'nil'").sorted(byKeyPath: "double").map(\.label)
@@ -479,14 +483,14 @@ struct ValueAndModelRuleTests {
   // MARK: Sorting
 
   @Test func nilSortsFirstAscendingAndLastDescending() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
-      realm.add(VConfSortable(value: ["label": "a", "optInt": 3, "optString": "c"]))
-      realm.add(VConfSortable(value: ["label": "b"]))
-      realm.add(VConfSortable(value: ["label": "c", "optInt": -1, "optString": ""]))
-      realm.add(VConfSortable(value: ["label": "d", "optInt": 0, "optString": "a"]))
+      realm.add(Sortable(value: ["label": "a", "optInt": 3, "optString": "c"]))
+      realm.add(Sortable(value: ["label": "b"]))
+      realm.add(Sortable(value: ["label": "c", "optInt": -1, "optString": ""]))
+      realm.add(Sortable(value: ["label": "d", "optInt": 0, "optString": "a"]))
     }
-    let all = realm.objects(VConfSortable.self)
+    let all = realm.objects(Sortable.self)
     #expect(all.sorted(byKeyPath: "optInt").map(\.label) == ["b", "c", "d", "a"])
     #expect(all.sorted(byKeyPath: "optInt", ascending: false).map(\.label) == ["a", "d", "c", "b"])
     // nil before the empty string.
@@ -497,12 +501,12 @@ struct ValueAndModelRuleTests {
   /// Since realm-core 14 (RealmSwift 10.49+), strings sort by Unicode code point: upper case
   /// before lower case ("ABZabz", no longer "aAbBzZ"), anything past ASCII after it.
   @Test func stringsSortByUnicodeCodePoint() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     let labels = ["b", "B", "a", "A", "_", "1", "é", "Z", "z", "ab", "Ab", " "]
     try realm.write {
-      for label in labels { realm.add(VConfSortable(value: ["label": label])) }
+      for label in labels { realm.add(Sortable(value: ["label": label])) }
     }
-    let sorted = realm.objects(VConfSortable.self).sorted(byKeyPath: "label").map(\.label)
+    let sorted = realm.objects(Sortable.self).sorted(byKeyPath: "label").map(\.label)
     #expect(sorted == [" ", "1", "A", "Ab", "B", "Z", "_", "a", "ab", "b", "z", "é"])
     #expect(
       Array(sorted)
@@ -512,14 +516,14 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func boolAndDateSort() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
-      realm.add(VConfSortable(value: ["label": "t1", "flag": true, "date": Date(timeIntervalSince1970: 300)]))
-      realm.add(VConfSortable(value: ["label": "f1", "flag": false, "date": Date(timeIntervalSince1970: -5)]))
-      realm.add(VConfSortable(value: ["label": "t2", "flag": true, "date": Date(timeIntervalSince1970: 10)]))
-      realm.add(VConfSortable(value: ["label": "f2", "flag": false, "date": Date(timeIntervalSince1970: 10.5)]))
+      realm.add(Sortable(value: ["label": "t1", "flag": true, "date": Date(timeIntervalSince1970: 300)]))
+      realm.add(Sortable(value: ["label": "f1", "flag": false, "date": Date(timeIntervalSince1970: -5)]))
+      realm.add(Sortable(value: ["label": "t2", "flag": true, "date": Date(timeIntervalSince1970: 10)]))
+      realm.add(Sortable(value: ["label": "f2", "flag": false, "date": Date(timeIntervalSince1970: 10.5)]))
     }
-    let all = realm.objects(VConfSortable.self)
+    let all = realm.objects(Sortable.self)
     #expect(all.sorted(byKeyPath: "flag").map(\.label) == ["f1", "f2", "t1", "t2"])
     #expect(all.sorted(byKeyPath: "flag", ascending: false).map(\.label) == ["t1", "t2", "f1", "f2"])
     #expect(all.sorted(byKeyPath: "date").map(\.label) == ["f1", "t2", "f2", "t1"])
@@ -534,14 +538,14 @@ struct ValueAndModelRuleTests {
   /// and before them when descending (Realm Core's `Sorter`: "Sort null links at the end if
   /// ascending"; RealmSwift's `CustomColumnResultsTest.testCustomColumnResultsSort` relies on it).
   @Test func sortByAPropertyOfALinkedObject() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
-      realm.add(VConfSortable(value: ["label": "old", "dog": ["name": "Max", "age": 9]]))
-      realm.add(VConfSortable(value: ["label": "none"]))
-      realm.add(VConfSortable(value: ["label": "young", "dog": ["name": "Bo", "age": 1]]))
-      realm.add(VConfSortable(value: ["label": "mid", "dog": ["name": "Zed", "age": 4]]))
+      realm.add(Sortable(value: ["label": "old", "dog": ["name": "Max", "age": 9]]))
+      realm.add(Sortable(value: ["label": "none"]))
+      realm.add(Sortable(value: ["label": "young", "dog": ["name": "Bo", "age": 1]]))
+      realm.add(Sortable(value: ["label": "mid", "dog": ["name": "Zed", "age": 4]]))
     }
-    let all = realm.objects(VConfSortable.self)
+    let all = realm.objects(Sortable.self)
     #expect(all.sorted(byKeyPath: "dog.age").map(\.label) == ["young", "mid", "old", "none"])
     #expect(all.sorted(byKeyPath: "dog.age", ascending: false).map(\.label) == ["none", "old", "mid", "young"])
     #expect(all.sorted(byKeyPath: "dog.name").map(\.label) == ["young", "old", "mid", "none"])
@@ -553,19 +557,19 @@ struct ValueAndModelRuleTests {
   // MARK: Model rules
 
   @Test func classNameAndLegacyClassMethodsWithPersistedProperties() throws {
-    #expect(VConfDog.className() == "VConfDog")
-    #expect(VConfOwner.className() == "VConfOwner")
-    #expect(VConfAddress.className() == "VConfAddress")
+    #expect(Hound.className() == "Hound")
+    #expect(HoundOwner.className() == "HoundOwner")
+    #expect(StreetAddress.className() == "StreetAddress")
     // The defaults of the legacy class methods, even when @Persisted declares a primary key.
     #expect(Object.primaryKey() == nil)
-    #expect(VConfOwner.primaryKey() == nil)
-    #expect(VConfOwner.indexedProperties().isEmpty)
-    #expect(VConfOwner.ignoredProperties().isEmpty)
-    let schema = try vconfRealm().schema
-    #expect(schema["VConfOwner"]?.primaryKeyProperty?.name == "id")
+    #expect(HoundOwner.primaryKey() == nil)
+    #expect(HoundOwner.indexedProperties().isEmpty)
+    #expect(HoundOwner.ignoredProperties().isEmpty)
+    let schema = try modelRuleRealm().schema
+    #expect(schema["HoundOwner"]?.primaryKeyProperty?.name == "id")
     // A property without @Persisted is not part of the schema; ignoredProperties() and
     // indexedProperties() are not consulted for @Persisted properties.
-    let rules = try #require(schema["VConfLegacyRules"])
+    let rules = try #require(schema["LegacyRules"])
     #expect(rules.properties.map(\.name) == ["code", "name", "note"])
     #expect(rules["transient"] == nil)
     #expect(rules["name"]?.isIndexed == false)
@@ -574,25 +578,25 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func nonPersistedPropertiesAreNotStored() throws {
-    let realm = try vconfRealm()
-    let object = VConfLegacyRules(value: ["code": "a", "name": "n", "note": "kept"])
+    let realm = try modelRuleRealm()
+    let object = LegacyRules(value: ["code": "a", "name": "n", "note": "kept"])
     object.transient = "changed"
     #expect(object.transient == "changed")
     try realm.write { realm.add(object) }
-    let read = try #require(realm.objects(VConfLegacyRules.self).first)
+    let read = try #require(realm.objects(LegacyRules.self).first)
     #expect(read.note == "kept")
     #expect(read.transient == "not stored")
   }
 
   @Test func objectsWithAPrimaryKeyAreEqualAcrossAccessors() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
-      realm.add(VConfOwner(value: ["id": 1, "name": "Ann"]))
-      realm.add(VConfOwner(value: ["id": 2, "name": "Bob"]))
+      realm.add(HoundOwner(value: ["id": 1, "name": "Ann"]))
+      realm.add(HoundOwner(value: ["id": 2, "name": "Bob"]))
     }
-    let a = try #require(realm.object(ofType: VConfOwner.self, forPrimaryKey: 1))
-    let b = try #require(realm.objects(VConfOwner.self).filter("name == 'Ann'").first)
-    let other = try #require(realm.object(ofType: VConfOwner.self, forPrimaryKey: 2))
+    let a = try #require(realm.object(ofType: HoundOwner.self, forPrimaryKey: 1))
+    let b = try #require(realm.objects(HoundOwner.self).filter("name == 'Ann'").first)
+    let other = try #require(realm.object(ofType: HoundOwner.self, forPrimaryKey: 2))
     #expect(a !== b)
     #expect(a == b)
     #expect(a.hashValue == b.hashValue)
@@ -600,8 +604,8 @@ struct ValueAndModelRuleTests {
     #expect(a != other)
     #expect(a.isSameObject(as: b) && !a.isSameObject(as: other) && !a.isSameObject(as: nil))
     // Unmanaged objects are equal only to themselves, whatever their primary key.
-    let first = VConfOwner(value: ["id": 3])
-    let second = VConfOwner(value: ["id": 3])
+    let first = HoundOwner(value: ["id": 3])
+    let second = HoundOwner(value: ["id": 3])
     #expect(first == first && first != second)
     #expect(first.isSameObject(as: first) && !first.isSameObject(as: second))
   }
@@ -612,14 +616,14 @@ struct ValueAndModelRuleTests {
   @Test func anObjectIsNotTheSameAsItsCopyInAnotherThreadsRealm() throws {
     let config = fileConfiguration()
     let realm = try Realm(configuration: config)
-    try realm.write { realm.add(VConfOwner(value: ["id": 1, "name": "Ann"])) }
-    let here = try #require(realm.object(ofType: VConfOwner.self, forPrimaryKey: 1))
+    try realm.write { realm.add(HoundOwner(value: ["id": 1, "name": "Ann"])) }
+    let here = try #require(realm.object(ofType: HoundOwner.self, forPrimaryKey: 1))
     let reference = ThreadSafeReference(to: here)
     let queue = DispatchQueue(label: "another Realm")
     let seen = Mutex<[Bool]>([])
     queue.sync {
       guard let other = try? Realm(configuration: config, queue: queue), let there = other.resolve(reference),
-        let again = other.object(ofType: VConfOwner.self, forPrimaryKey: 1)
+        let again = other.object(ofType: HoundOwner.self, forPrimaryKey: 1)
       else { return }
       // Only identities and keys are compared, never values, so no Realm is read off its thread.
       seen.withLock {
@@ -630,17 +634,17 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func objectsWithoutAPrimaryKeyAreEqualOnlyToThemselvesUnlessFrozen() throws {
-    let realm = try vconfRealm()
-    try realm.write { realm.add(VConfNote(value: ["text": "x"])) }
-    let a = try #require(realm.objects(VConfNote.self).first)
-    let b = try #require(realm.objects(VConfNote.self).first)
+    let realm = try modelRuleRealm()
+    try realm.write { realm.add(DogNote(value: ["text": "x"])) }
+    let a = try #require(realm.objects(DogNote.self).first)
+    let b = try #require(realm.objects(DogNote.self).first)
     #expect(a !== b)
     #expect(a != b)
     #expect(a.isSameObject(as: b))
     // Frozen objects cannot change, so their key is their identity.
     let frozen = realm.freeze()
-    let c = try #require(frozen.objects(VConfNote.self).first)
-    let d = try #require(frozen.objects(VConfNote.self).first)
+    let c = try #require(frozen.objects(DogNote.self).first)
+    let d = try #require(frozen.objects(DogNote.self).first)
     #expect(c == d)
     #expect(c.hashValue == d.hashValue)
   }
@@ -649,38 +653,38 @@ struct ValueAndModelRuleTests {
   /// descriptions (strings unquoted, nil as "(null)", Bool as 0/1), nested objects and lists
   /// indented, lists as `List<Class> <0x…> (\n\t[0] …\n)`.
   @Test func descriptionOfAnObjectWithANestedObjectAndAList() throws {
-    let object = VConfDescribed(value: [
+    let object = Described(value: [
       "name": "Ann", "count": 2, "flag": true, "dog": ["name": "Rex", "age": 3], "dogs": [["name": "Spot", "age": 1]],
     ])
     let expected =
-      "VConfDescribed {\n\tname = Ann;\n\tcount = 2;\n\tflag = 1;\n\tnickname = (null);\n"
-      + "\tdog = VConfDog {\n\t\tname = Rex;\n\t\tage = 3;\n\t};\n"
-      + "\tdogs = List<VConfDog> <ADDR> (\n\t\t[0] VConfDog {\n\t\t\tname = Spot;\n\t\t\tage = 1;\n\t\t}\n\t);\n}"
+      "Described {\n\tname = Ann;\n\tcount = 2;\n\tflag = 1;\n\tnickname = (null);\n"
+      + "\tdog = Hound {\n\t\tname = Rex;\n\t\tage = 3;\n\t};\n"
+      + "\tdogs = List<Hound> <ADDR> (\n\t\t[0] Hound {\n\t\t\tname = Spot;\n\t\t\tage = 1;\n\t\t}\n\t);\n}"
     #expect(withoutAddresses(object.description) == expected)
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write { realm.add(object) }
     #expect(withoutAddresses(object.description) == expected)
-    #expect(object.dog?.description == "VConfDog {\n\tname = Rex;\n\tage = 3;\n}")
+    #expect(object.dog?.description == "Hound {\n\tname = Rex;\n\tage = 3;\n}")
   }
 
   @Test func descriptionOfEmptyListsAndInvalidatedObjects() throws {
-    let realm = try vconfRealm()
-    let object = VConfDescribed(value: ["name": "Bo"])
+    let realm = try modelRuleRealm()
+    let object = Described(value: ["name": "Bo"])
     try realm.write { realm.add(object) }
     #expect(
       withoutAddresses(object.description)
-        == "VConfDescribed {\n\tname = Bo;\n\tcount = 0;\n\tflag = 0;\n\tnickname = (null);\n\tdog = (null);\n"
-        + "\tdogs = List<VConfDog> <ADDR> (\n\t\n\t);\n}")
+        == "Described {\n\tname = Bo;\n\tcount = 0;\n\tflag = 0;\n\tnickname = (null);\n\tdog = (null);\n"
+        + "\tdogs = List<Hound> <ADDR> (\n\t\n\t);\n}")
     try realm.write { realm.delete(object) }
     #expect(object.description == "[invalid object]")
   }
 
   @Test func linkingAnEmbeddedObjectThatAlreadyHasAParentFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try vconfRealm()
+      let realm = try modelRuleRealm()
       try realm.write {
-        let first = realm.create(VConfOwner.self, value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
-        let second = realm.create(VConfOwner.self, value: ["id": 2])
+        let first = realm.create(HoundOwner.self, value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
+        let second = realm.create(HoundOwner.self, value: ["id": 2])
         second.address = first.address
       }
     }
@@ -689,9 +693,9 @@ struct ValueAndModelRuleTests {
 
   @Test func appendingAManagedEmbeddedObjectToAListFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try vconfRealm()
+      let realm = try modelRuleRealm()
       try realm.write {
-        let owner = realm.create(VConfOwner.self, value: ["id": 1, "addresses": [["street": "Main"]]])
+        let owner = realm.create(HoundOwner.self, value: ["id": 1, "addresses": [["street": "Main"]]])
         owner.addresses.append(owner.addresses[0])
       }
     }
@@ -701,8 +705,8 @@ struct ValueAndModelRuleTests {
   /// Assigning the embedded object a property already holds is allowed.
   @Test func assigningTheSameEmbeddedObjectAgainIsAllowed() async {
     await #expect(processExitsWith: .success) {
-      let realm = try vconfRealm()
-      let owner = VConfOwner(value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
+      let realm = try modelRuleRealm()
+      let owner = HoundOwner(value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
       try realm.write { realm.add(owner) }
       try realm.write { owner.address = owner.address }
       guard owner.address?.city == "Oslo" else { exit(3) }
@@ -712,11 +716,11 @@ struct ValueAndModelRuleTests {
   /// Assigning another embedded object (or nil) deletes the old one; deleting the parent
   /// deletes its embedded objects.
   @Test func replacingAnEmbeddedObjectDeletesTheOldOne() throws {
-    let realm = try vconfRealm()
-    let owner = VConfOwner(value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
+    let realm = try modelRuleRealm()
+    let owner = HoundOwner(value: ["id": 1, "address": ["street": "Main", "city": "Oslo"]])
     try realm.write { realm.add(owner) }
     let first = try #require(owner.address)
-    let replacement = VConfAddress(value: ["street": "Side", "city": "Bergen"])
+    let replacement = StreetAddress(value: ["street": "Side", "city": "Bergen"])
     try realm.write { owner.address = replacement }
     #expect(first.isInvalidated)
     #expect(replacement.realm != nil)
@@ -724,7 +728,7 @@ struct ValueAndModelRuleTests {
     #expect(owner.address?.city == "Bergen")
     try realm.write { owner.address = nil }
     #expect(replacement.isInvalidated)
-    try realm.write { owner.addresses.append(VConfAddress(value: ["street": "A"])) }
+    try realm.write { owner.addresses.append(StreetAddress(value: ["street": "A"])) }
     let inList = owner.addresses[0]
     #expect(inList.realm != nil)
     try realm.write { realm.delete(owner) }
@@ -732,11 +736,11 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func deletingAnObjectNullsLinksAndRemovesItFromLists() throws {
-    let realm = try vconfRealm()
-    let rex = VConfDog(value: ["name": "Rex"])
-    let spot = VConfDog(value: ["name": "Spot"])
-    let owner = VConfOwner(value: ["id": 1, "dog": rex, "dogs": [rex, spot, rex]])
-    let note = VConfNote(value: ["text": "n", "dog": rex])
+    let realm = try modelRuleRealm()
+    let rex = Hound(value: ["name": "Rex"])
+    let spot = Hound(value: ["name": "Spot"])
+    let owner = HoundOwner(value: ["id": 1, "dog": rex, "dogs": [rex, spot, rex]])
+    let note = DogNote(value: ["text": "n", "dog": rex])
     try realm.write {
       realm.add(owner)
       realm.add(note)
@@ -749,19 +753,19 @@ struct ValueAndModelRuleTests {
     #expect(owner.dog == nil)
     #expect(note.dog == nil)
     #expect(owner.dogs.map(\.name) == ["Spot"])
-    #expect(realm.objects(VConfDog.self).map(\.name) == ["Spot"])
+    #expect(realm.objects(Hound.self).map(\.name) == ["Spot"])
     #expect(spot.owners.map(\.id) == [1])
   }
 
   @Test func linkingObjectsOfAnUnmanagedObjectAreEmpty() throws {
-    let dog = VConfDog(value: ["name": "Rex"])
-    let owner = VConfOwner(value: ["id": 1, "dog": dog])
+    let dog = Hound(value: ["name": "Rex"])
+    let owner = HoundOwner(value: ["id": 1, "dog": dog])
     owner.dogs.append(dog)
     #expect(dog.owners.isEmpty)
     #expect(dog.owners.count == 0)
     #expect(dog.owners.first == nil)
     #expect(dog.owners.realm == nil)
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write { realm.add(owner) }
     #expect(dog.owners.map(\.id) == [1])
   }
@@ -771,19 +775,19 @@ struct ValueAndModelRuleTests {
   /// Deletions are indices in the old results, insertions in the new; an object whose sort key
   /// changes moves (a deletion and an insertion), not a modification.
   @Test func sortedResultsReportExactIndices() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
       for (name, age) in [("a", 10), ("b", 20), ("c", 30), ("d", 40)] {
-        realm.add(VConfDog(value: ["name": name, "age": age]))
+        realm.add(Hound(value: ["name": name, "age": age]))
       }
     }
-    let dogs = realm.objects(VConfDog.self).sorted(byKeyPath: "age")
-    var seen: [VConfChange] = []
-    let token = dogs.observe { seen.append(VConfChange($0)) }
+    let dogs = realm.objects(Hound.self).sorted(byKeyPath: "age")
+    var seen: [PlainChange] = []
+    let token = dogs.observe { seen.append(PlainChange($0)) }
     defer { token.invalidate() }
     #expect(seen == [.initial(4)])
     // 10 20 30 40 -> 10 20 25 30 40
-    try realm.write { realm.add(VConfDog(value: ["name": "e", "age": 25])) }
+    try realm.write { realm.add(Hound(value: ["name": "e", "age": 25])) }
     #expect(seen.last == .update(deletions: [], insertions: [2], modifications: []))
     // -> 20 25 30 40
     try realm.write { realm.delete(dogs[0]) }
@@ -797,8 +801,8 @@ struct ValueAndModelRuleTests {
     // Several changes in one write: delete 30 (old 1), add 5 and 45 (new 0 and 4).
     try realm.write {
       realm.delete(dogs.filter("age == 30"))
-      realm.add(VConfDog(value: ["name": "f", "age": 5]))
-      realm.add(VConfDog(value: ["name": "g", "age": 45]))
+      realm.add(Hound(value: ["name": "f", "age": 5]))
+      realm.add(Hound(value: ["name": "g", "age": 45]))
     }
     #expect(seen.last == .update(deletions: [1], insertions: [0, 4], modifications: []))
     #expect(dogs.map(\.age) == [5, 25, 35, 40, 45])
@@ -807,17 +811,17 @@ struct ValueAndModelRuleTests {
 
   /// RealmSwift reports modifications at their indices in the previous version of the results.
   @Test func sortedResultsReportModificationsAtOldIndices() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
-      for (name, age) in [("a", 10), ("b", 20), ("c", 30)] { realm.add(VConfDog(value: ["name": name, "age": age])) }
+      for (name, age) in [("a", 10), ("b", 20), ("c", 30)] { realm.add(Hound(value: ["name": name, "age": age])) }
     }
-    let dogs = realm.objects(VConfDog.self).sorted(byKeyPath: "age")
-    var seen: [VConfChange] = []
-    let token = dogs.observe { seen.append(VConfChange($0)) }
+    let dogs = realm.objects(Hound.self).sorted(byKeyPath: "age")
+    var seen: [PlainChange] = []
+    let token = dogs.observe { seen.append(PlainChange($0)) }
     defer { token.invalidate() }
     // 10 20 30 -> 5 10 20 30, c (old index 2, new index 3) modified.
     try realm.write {
-      realm.add(VConfDog(value: ["name": "z", "age": 5]))
+      realm.add(Hound(value: ["name": "z", "age": 5]))
       dogs.filter("name == 'c'").first?.name = "c2"
     }
     #expect(seen.last == .update(deletions: [], insertions: [0], modifications: [2]))
@@ -830,15 +834,15 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func listReportsInsertionsDeletionsMovesAndModifications() throws {
-    let realm = try vconfRealm()
-    let owner = VConfOwner(value: ["id": 1, "dogs": [["a"], ["b"], ["c"], ["d"]]])
+    let realm = try modelRuleRealm()
+    let owner = HoundOwner(value: ["id": 1, "dogs": [["a"], ["b"], ["c"], ["d"]]])
     try realm.write { realm.add(owner) }
-    var seen: [VConfChange] = []
-    let token = owner.dogs.observe { seen.append(VConfChange($0)) }
+    var seen: [PlainChange] = []
+    let token = owner.dogs.observe { seen.append(PlainChange($0)) }
     defer { token.invalidate() }
     #expect(seen == [.initial(4)])
     // a b c d -> a b e c d
-    try realm.write { owner.dogs.insert(VConfDog(value: ["e"]), at: 2) }
+    try realm.write { owner.dogs.insert(Hound(value: ["e"]), at: 2) }
     #expect(seen.last == .update(deletions: [], insertions: [2], modifications: []))
     // -> b e c d
     try realm.write { owner.dogs.remove(at: 0) }
@@ -853,7 +857,7 @@ struct ValueAndModelRuleTests {
     // Several in one write: remove the last, append two.
     try realm.write {
       owner.dogs.remove(at: 3)
-      owner.dogs.append(objectsIn: [VConfDog(value: ["f"]), VConfDog(value: ["g"])])
+      owner.dogs.append(objectsIn: [Hound(value: ["f"]), Hound(value: ["g"])])
     }
     #expect(seen.last == .update(deletions: [3], insertions: [3, 4], modifications: []))
     // Deleting an object in the list removes it from the list.
@@ -863,8 +867,8 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func mapReportsKeysDeletedInsertedAndModified() throws {
-    let realm = try vconfRealm()
-    let owner = VConfOwner(value: ["id": 1])
+    let realm = try modelRuleRealm()
+    let owner = HoundOwner(value: ["id": 1])
     owner.scores["a"] = 1
     owner.scores["b"] = 2
     try realm.write { realm.add(owner) }
@@ -898,16 +902,17 @@ struct ValueAndModelRuleTests {
 
   /// Observed on a queue, a write from another thread gives old and new values.
   @Test func objectChangesCarryOldAndNewValuesOfEachPropertyType() throws {
-    let realm = try vconfRealm()
-    let profile = VConfProfile(value: ["name": "Ann", "age": 1, "born": Date(timeIntervalSince1970: 100)])
+    let realm = try modelRuleRealm()
+    let profile = Profile(value: ["name": "Ann", "age": 1, "born": Date(timeIntervalSince1970: 100)])
     try realm.write { realm.add(profile) }
-    let inbox = VConfInbox()
+    let inbox = TextInbox()
     let queue = DispatchQueue(label: "value-conformance-object")
     let token = profile.observe(on: queue) { change in
       switch change {
       case .change(_, let properties):
         inbox.put(
-          properties.map { "\($0.name):\(vconfText($0.oldValue))->\(vconfText($0.newValue))" }.joined(separator: ","))
+          properties.map { "\($0.name):\(propertyValueText($0.oldValue))->\(propertyValueText($0.newValue))" }.joined(
+            separator: ","))
       case .deleted: inbox.put("deleted")
       case .error(let error): inbox.put("error \(error)")
       }
@@ -927,10 +932,10 @@ struct ValueAndModelRuleTests {
     try realm.write { profile.active = true }
     let active = inbox.next()
     #expect(active == "active:false->true" || active == "active:0->1")
-    try realm.write { profile.pet = VConfDog(value: ["name": "Rex"]) }
+    try realm.write { profile.pet = Hound(value: ["name": "Rex"]) }
     #expect(inbox.next() == "pet:nil->dog(Rex)")
     // List properties carry neither value.
-    try realm.write { profile.pets.append(VConfDog(value: ["name": "Spot"])) }
+    try realm.write { profile.pets.append(Hound(value: ["name": "Spot"])) }
     #expect(inbox.next() == "pets:nil->nil")
     try realm.write { realm.delete(profile) }
     #expect(inbox.next() == "deleted")
@@ -939,8 +944,8 @@ struct ValueAndModelRuleTests {
 
   /// Delivered on the writing thread, a change has no old values (RealmSwift's documented rule).
   @Test func objectChangesWrittenOnTheObservingThreadHaveNoOldValues() throws {
-    let realm = try vconfRealm()
-    let profile = VConfProfile(value: ["name": "Ann", "age": 1])
+    let realm = try modelRuleRealm()
+    let profile = Profile(value: ["name": "Ann", "age": 1])
     try realm.write { realm.add(profile) }
     var seen: [String] = []
     let token = profile.observe { change in
@@ -948,7 +953,8 @@ struct ValueAndModelRuleTests {
       case .change(let object, let properties):
         seen.append(
           "\(object.name) "
-            + properties.map { "\($0.name):\(vconfText($0.oldValue))->\(vconfText($0.newValue))" }.joined())
+            + properties.map { "\($0.name):\(propertyValueText($0.oldValue))->\(propertyValueText($0.newValue))" }
+            .joined())
       case .deleted: seen.append("deleted")
       case .error: seen.append("error")
       }
@@ -960,8 +966,8 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func keyPathFilteredObservationIgnoresOtherProperties() throws {
-    let realm = try vconfRealm()
-    let profile = VConfProfile(value: ["name": "Ann", "age": 1, "pet": ["name": "Rex"]])
+    let realm = try modelRuleRealm()
+    let profile = Profile(value: ["name": "Ann", "age": 1, "pet": ["name": "Rex"]])
     try realm.write { realm.add(profile) }
     var byName: [[String]] = []
     var byAge: [[String]] = []
@@ -969,7 +975,7 @@ struct ValueAndModelRuleTests {
     var all: [[String]] = []
     let tokens = [
       profile.observe(keyPaths: ["name"]) { if case .change(_, let p) = $0 { byName.append(p.map(\.name)) } },
-      profile.observe(keyPaths: [\VConfProfile.age]) { if case .change(_, let p) = $0 { byAge.append(p.map(\.name)) } },
+      profile.observe(keyPaths: [\Profile.age]) { if case .change(_, let p) = $0 { byAge.append(p.map(\.name)) } },
       profile.observe(keyPaths: ["pet.name"]) { if case .change(_, let p) = $0 { byPetName.append(p.map(\.name)) } },
       profile.observe { if case .change(_, let p) = $0 { all.append(p.map(\.name)) } },
     ]
@@ -986,19 +992,19 @@ struct ValueAndModelRuleTests {
   }
 
   @Test func resultsObservedWithKeyPathsIgnoreOtherProperties() throws {
-    let realm = try vconfRealm()
+    let realm = try modelRuleRealm()
     try realm.write {
-      realm.add(VConfDog(value: ["name": "a", "age": 1]))
-      realm.add(VConfDog(value: ["name": "b", "age": 2]))
+      realm.add(Hound(value: ["name": "a", "age": 1]))
+      realm.add(Hound(value: ["name": "b", "age": 2]))
     }
-    let dogs = realm.objects(VConfDog.self).sorted(byKeyPath: "name")
-    var byAge: [VConfChange] = []
-    let token = dogs.observe(keyPaths: [\VConfDog.age]) { byAge.append(VConfChange($0)) }
+    let dogs = realm.objects(Hound.self).sorted(byKeyPath: "name")
+    var byAge: [PlainChange] = []
+    let token = dogs.observe(keyPaths: [\Hound.age]) { byAge.append(PlainChange($0)) }
     defer { token.invalidate() }
     try realm.write { dogs[1].name = "c" }
     try realm.write { dogs[1].age = 9 }
     // Insertions and deletions are always reported.
-    try realm.write { realm.add(VConfDog(value: ["name": "0"])) }
+    try realm.write { realm.add(Hound(value: ["name": "0"])) }
     #expect(
       byAge == [
         .initial(2), .update(deletions: [], insertions: [], modifications: [1]),

@@ -10,13 +10,13 @@ struct SectionObservationTests {
   @Test func aSelfAssignmentToAnObservedPropertyIsReported() throws {
     let realm = try Realm(
       configuration: Realm.Configuration(
-        inMemoryIdentifier: "sections-" + UUID().uuidString, objectTypes: [AConfItem.self]))
+        inMemoryIdentifier: "sections-" + UUID().uuidString, objectTypes: [Item.self]))
     try realm.write {
       for (name, rank) in [("apple", 1), ("avocado", 2), ("banana", 3)] {
-        realm.add(AConfItem(value: ["name": name, "rank": rank]))
+        realm.add(Item(value: ["name": name, "rank": rank]))
       }
     }
-    let results = realm.objects(AConfItem.self)
+    let results = realm.objects(Item.self)
     let section = results.sectioned(by: \.firstLetter, ascending: true)[0]
     var changes: [String] = []
     let token = section.observe(keyPaths: ["rank"]) { change in

@@ -8,188 +8,191 @@ import Testing
 // stops the process with a fatal error, so those cases are exit tests whose standard error must
 // carry RealmSwift's message.
 
-// MARK: - Models (prefixed `OAP`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (nested in the suite; every Realm here lists them in `objectTypes`)
 
-enum OAPIntEnum: Int, PersistableEnum {
-  case value1 = 1, value2 = 3, value3 = 5
+extension ObjectAPITests {
+  enum IntEnum: Int, PersistableEnum {
+    case value1 = 1, value2 = 3, value3 = 5
+  }
+
+  enum StringEnum: String, PersistableEnum {
+    case value1 = "a", value2 = "c", value3 = "e"
+  }
+
+  /// A cut-down `ModernAllTypesObject` of RealmSwift's test suite.
+  final class ModernAllTypesObject: Object {
+    @Persisted(primaryKey: true) var pk: ObjectId
+    var ignored: Int = 1
+    @Persisted var boolCol: Bool
+    @Persisted var intCol: Int
+    @Persisted var int8Col: Int8 = 1
+    @Persisted var int16Col: Int16 = 2
+    @Persisted var int32Col: Int32 = 3
+    @Persisted var int64Col: Int64 = 4
+    @Persisted var floatCol: Float = 5
+    @Persisted var doubleCol: Double = 6
+    @Persisted var stringCol: String
+    @Persisted var binaryCol: Data
+    @Persisted var dateCol: Date
+    @Persisted var decimalCol: Decimal128
+    @Persisted var objectIdCol: ObjectId
+    @Persisted var objectCol: ModernAllTypesObject?
+    @Persisted var arrayCol: List<ModernAllTypesObject>
+    @Persisted var setCol: MutableSet<ModernAllTypesObject>
+    @Persisted var mapCol: Map<String, ModernAllTypesObject?>
+    @Persisted var anyCol: AnyRealmValue
+    @Persisted var uuidCol: UUID
+    @Persisted var intEnumCol: IntEnum
+    @Persisted var stringEnumCol: StringEnum
+    @Persisted var optIntCol: Int?
+    @Persisted var optInt8Col: Int8?
+    @Persisted var optBoolCol: Bool?
+    @Persisted var optStringCol: String?
+    @Persisted var optDateCol: Date?
+    @Persisted var optUuidCol: UUID?
+    @Persisted var optIntEnumCol: IntEnum?
+    @Persisted var arrayInt: List<Int>
+    @Persisted var arrayInt8: List<Int8>
+    @Persisted var arrayString: List<String>
+    @Persisted var arrayOptInt: List<Int?>
+    @Persisted var arrayAny: List<AnyRealmValue>
+    @Persisted var setInt: MutableSet<Int>
+    @Persisted var setOptString: MutableSet<String?>
+    @Persisted var mapInt: Map<String, Int>
+    @Persisted var mapOptInt: Map<String, Int?>
+    @Persisted(originProperty: "objectCol") var linkingObjects: LinkingObjects<ModernAllTypesObject>
+  }
+
+  final class CompanyDog: Object {
+    @Persisted var dogName = ""
+    @Persisted var age = 0
+  }
+
+  /// Has every property `CompanyDog` has, and one more.
+  final class PedigreeDog: Object {
+    @Persisted var dogName = ""
+    @Persisted var age = 0
+    @Persisted var breed = ""
+  }
+
+  final class DogOwner: Object {
+    @Persisted var name = ""
+    @Persisted var dog: CompanyDog?
+  }
+
+  final class Company: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var employees: List<CompanyDog>
+    @Persisted var tags: List<String>
+    @Persisted var scores: Map<String, Int>
+  }
+
+  final class EmbeddedChild: EmbeddedObject {
+    @Persisted var value = 0
+  }
+
+  final class EmbeddedParent: Object {
+    @Persisted(primaryKey: true) var pk = 0
+    @Persisted var object: EmbeddedChild?
+    @Persisted var array: List<EmbeddedChild>
+  }
+
+  /// RealmSwift's `SwiftObject`-like model of ObjectTests.setAndTestAllTypes.
+  final class SwiftObject: Object {
+    @Persisted var boolCol = false
+    @Persisted var intCol = 123
+    @Persisted var floatCol: Float = 1.23
+    @Persisted var doubleCol = 12.3
+    @Persisted var stringCol = "a"
+    @Persisted var binaryCol = Data("a".utf8)
+    @Persisted var dateCol = Date(timeIntervalSince1970: 1)
+    @Persisted var objectCol: BoolObject?
+    @Persisted var arrayCol: List<BoolObject>
+  }
+
+  final class BoolObject: Object {
+    @Persisted var boolCol = false
+  }
+
+  final class KennelDog: Object {
+    @Persisted var dogName = ""
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<BoardingKennel>
+  }
+
+  /// Declares its linking objects before its persisted property.
+  final class LinksFirstDog: Object {
+    @Persisted(originProperty: "dog") var dogs: LinkingObjects<LinksFirstDogOwner>
+    @Persisted var name = ""
+  }
+
+  final class LinksFirstDogOwner: Object {
+    @Persisted var dog: LinksFirstDog?
+  }
+
+  /// A primary-keyed class whose linking objects come first in declaration order.
+  final class KeyedAfterLinks: Object {
+    @Persisted(originProperty: "target") var sources: LinkingObjects<LinkSource>
+    @Persisted(primaryKey: true) var pk = 0
+    @Persisted var value = ""
+  }
+
+  final class LinkSource: Object {
+    @Persisted var target: KeyedAfterLinks?
+  }
+
+  /// Maps a property to a private column name (RealmSwift's `propertiesMapping()`).
+  final class Mapped: Object {
+    override class func propertiesMapping() -> [String: String] { ["firstName": "first_name"] }
+    @Persisted var firstName = ""
+    @Persisted var age = 0
+  }
+
+  final class BoardingKennel: Object {
+    @Persisted var name = ""
+    @Persisted var dogs: List<KennelDog>
+    @Persisted var dogSet: MutableSet<KennelDog>
+    @Persisted var dogMap: Map<String, KennelDog?>
+  }
+
+  final class PrimaryIntEnum: Object {
+    @Persisted(primaryKey: true) var pk: IntEnum
+  }
+
+  final class PrimaryOptionalIntEnum: Object {
+    @Persisted(primaryKey: true) var pk: IntEnum?
+  }
+
+  final class IndexedEnums: Object {
+    @Persisted(indexed: true) var value: IntEnum
+    @Persisted(indexed: true) var optional: StringEnum?
+  }
+
+  final class PrimaryOptionalString: Object {
+    @Persisted(primaryKey: true) var pk: String?
+  }
+
+  final class PrimaryUUID: Object {
+    @Persisted(primaryKey: true) var pk: UUID
+  }
+
+  /// The classes every Realm of these tests lists in `objectTypes`.
+  static let modelTypes: [ObjectBase.Type] = [
+    ModernAllTypesObject.self, CompanyDog.self, PedigreeDog.self, DogOwner.self, Company.self, EmbeddedChild.self,
+    EmbeddedParent.self, SwiftObject.self, BoolObject.self, KennelDog.self, BoardingKennel.self,
+    LinksFirstDog.self, LinksFirstDogOwner.self, PrimaryIntEnum.self, PrimaryOptionalString.self,
+    PrimaryUUID.self, PrimaryOptionalIntEnum.self, IndexedEnums.self,
+    KeyedAfterLinks.self, LinkSource.self, Mapped.self,
+  ]
 }
 
-enum OAPStringEnum: String, PersistableEnum {
-  case value1 = "a", value2 = "c", value3 = "e"
+private func objectAPIConfiguration() -> Realm.Configuration {
+  Realm.Configuration(inMemoryIdentifier: "object-api-" + UUID().uuidString, objectTypes: ObjectAPITests.modelTypes)
 }
 
-/// A cut-down `ModernAllTypesObject` of RealmSwift's test suite.
-final class OAPAllTypes: Object {
-  @Persisted(primaryKey: true) var pk: ObjectId
-  var ignored: Int = 1
-  @Persisted var boolCol: Bool
-  @Persisted var intCol: Int
-  @Persisted var int8Col: Int8 = 1
-  @Persisted var int16Col: Int16 = 2
-  @Persisted var int32Col: Int32 = 3
-  @Persisted var int64Col: Int64 = 4
-  @Persisted var floatCol: Float = 5
-  @Persisted var doubleCol: Double = 6
-  @Persisted var stringCol: String
-  @Persisted var binaryCol: Data
-  @Persisted var dateCol: Date
-  @Persisted var decimalCol: Decimal128
-  @Persisted var objectIdCol: ObjectId
-  @Persisted var objectCol: OAPAllTypes?
-  @Persisted var arrayCol: List<OAPAllTypes>
-  @Persisted var setCol: MutableSet<OAPAllTypes>
-  @Persisted var mapCol: Map<String, OAPAllTypes?>
-  @Persisted var anyCol: AnyRealmValue
-  @Persisted var uuidCol: UUID
-  @Persisted var intEnumCol: OAPIntEnum
-  @Persisted var stringEnumCol: OAPStringEnum
-  @Persisted var optIntCol: Int?
-  @Persisted var optInt8Col: Int8?
-  @Persisted var optBoolCol: Bool?
-  @Persisted var optStringCol: String?
-  @Persisted var optDateCol: Date?
-  @Persisted var optUuidCol: UUID?
-  @Persisted var optIntEnumCol: OAPIntEnum?
-  @Persisted var arrayInt: List<Int>
-  @Persisted var arrayInt8: List<Int8>
-  @Persisted var arrayString: List<String>
-  @Persisted var arrayOptInt: List<Int?>
-  @Persisted var arrayAny: List<AnyRealmValue>
-  @Persisted var setInt: MutableSet<Int>
-  @Persisted var setOptString: MutableSet<String?>
-  @Persisted var mapInt: Map<String, Int>
-  @Persisted var mapOptInt: Map<String, Int?>
-  @Persisted(originProperty: "objectCol") var linkingObjects: LinkingObjects<OAPAllTypes>
-}
+private func objectAPIRealm() throws -> Realm { try Realm(configuration: objectAPIConfiguration()) }
 
-final class OAPDog: Object {
-  @Persisted var dogName = ""
-  @Persisted var age = 0
-}
-
-/// Has every property `OAPDog` has, and one more.
-final class OAPDogExtra: Object {
-  @Persisted var dogName = ""
-  @Persisted var age = 0
-  @Persisted var breed = ""
-}
-
-final class OAPOwner: Object {
-  @Persisted var name = ""
-  @Persisted var dog: OAPDog?
-}
-
-final class OAPCompany: Object {
-  @Persisted(primaryKey: true) var name = ""
-  @Persisted var employees: List<OAPDog>
-  @Persisted var tags: List<String>
-  @Persisted var scores: Map<String, Int>
-}
-
-final class OAPEmbeddedChild: EmbeddedObject {
-  @Persisted var value = 0
-}
-
-final class OAPEmbeddedParent: Object {
-  @Persisted(primaryKey: true) var pk = 0
-  @Persisted var object: OAPEmbeddedChild?
-  @Persisted var array: List<OAPEmbeddedChild>
-}
-
-/// RealmSwift's `SwiftObject`-like model of ObjectTests.setAndTestAllTypes.
-final class OAPSwiftObject: Object {
-  @Persisted var boolCol = false
-  @Persisted var intCol = 123
-  @Persisted var floatCol: Float = 1.23
-  @Persisted var doubleCol = 12.3
-  @Persisted var stringCol = "a"
-  @Persisted var binaryCol = Data("a".utf8)
-  @Persisted var dateCol = Date(timeIntervalSince1970: 1)
-  @Persisted var objectCol: OAPBoolObject?
-  @Persisted var arrayCol: List<OAPBoolObject>
-}
-
-final class OAPBoolObject: Object {
-  @Persisted var boolCol = false
-}
-
-final class OAPDogWithOwners: Object {
-  @Persisted var dogName = ""
-  @Persisted(originProperty: "dogs") var owners: LinkingObjects<OAPKennel>
-}
-
-/// Declares its linking objects before its persisted property.
-final class OAPDogFirst: Object {
-  @Persisted(originProperty: "dog") var dogs: LinkingObjects<OAPDogFirstOwner>
-  @Persisted var name = ""
-}
-
-final class OAPDogFirstOwner: Object {
-  @Persisted var dog: OAPDogFirst?
-}
-
-/// A primary-keyed class whose linking objects come first in declaration order.
-final class OAPKeyedAfterLinks: Object {
-  @Persisted(originProperty: "target") var sources: LinkingObjects<OAPLinkSource>
-  @Persisted(primaryKey: true) var pk = 0
-  @Persisted var value = ""
-}
-
-final class OAPLinkSource: Object {
-  @Persisted var target: OAPKeyedAfterLinks?
-}
-
-/// Maps a property to a private column name (RealmSwift's `propertiesMapping()`).
-final class OAPMapped: Object {
-  override class func propertiesMapping() -> [String: String] { ["firstName": "first_name"] }
-  @Persisted var firstName = ""
-  @Persisted var age = 0
-}
-
-final class OAPKennel: Object {
-  @Persisted var name = ""
-  @Persisted var dogs: List<OAPDogWithOwners>
-  @Persisted var dogSet: MutableSet<OAPDogWithOwners>
-  @Persisted var dogMap: Map<String, OAPDogWithOwners?>
-}
-
-final class OAPPrimaryIntEnum: Object {
-  @Persisted(primaryKey: true) var pk: OAPIntEnum
-}
-
-final class OAPPrimaryOptionalIntEnum: Object {
-  @Persisted(primaryKey: true) var pk: OAPIntEnum?
-}
-
-final class OAPIndexedEnums: Object {
-  @Persisted(indexed: true) var value: OAPIntEnum
-  @Persisted(indexed: true) var optional: OAPStringEnum?
-}
-
-final class OAPPrimaryOptionalString: Object {
-  @Persisted(primaryKey: true) var pk: String?
-}
-
-final class OAPPrimaryUUID: Object {
-  @Persisted(primaryKey: true) var pk: UUID
-}
-
-private let oapObjectTypes: [ObjectBase.Type] = [
-  OAPAllTypes.self, OAPDog.self, OAPDogExtra.self, OAPOwner.self, OAPCompany.self, OAPEmbeddedChild.self,
-  OAPEmbeddedParent.self, OAPSwiftObject.self, OAPBoolObject.self, OAPDogWithOwners.self, OAPKennel.self,
-  OAPDogFirst.self, OAPDogFirstOwner.self, OAPPrimaryIntEnum.self, OAPPrimaryOptionalString.self,
-  OAPPrimaryUUID.self, OAPPrimaryOptionalIntEnum.self, OAPIndexedEnums.self,
-  OAPKeyedAfterLinks.self, OAPLinkSource.self, OAPMapped.self,
-]
-
-private func oapConfiguration() -> Realm.Configuration {
-  Realm.Configuration(inMemoryIdentifier: "oap-" + UUID().uuidString, objectTypes: oapObjectTypes)
-}
-
-private func oapRealm() throws -> Realm { try Realm(configuration: oapConfiguration()) }
-
-/// Values for `OAPAllTypes`, by property name (RealmSwift's `ModernObjectCreationTests.values`).
-private func oapValues() -> [String: Any] {
+/// Values for `ModernAllTypesObject`, by property name (RealmSwift's `ModernObjectCreationTests.values`).
+private func allTypesValues() -> [String: Any] {
   [
     "pk": ObjectId.generate(),
     "boolCol": true,
@@ -205,21 +208,24 @@ private func oapValues() -> [String: Any] {
     "dateCol": Date(timeIntervalSince1970: 17),
     "decimalCol": Decimal128(18),
     "objectIdCol": ObjectId.generate(),
-    "objectCol": OAPAllTypes(value: ["intCol": 1]),
-    "arrayCol": [OAPAllTypes(value: ["intCol": 2]), OAPAllTypes(value: ["intCol": 3])],
-    "setCol": [OAPAllTypes(value: ["intCol": 4])],
-    "mapCol": ["x": OAPAllTypes(value: ["intCol": 5])],
+    "objectCol": ObjectAPITests.ModernAllTypesObject(value: ["intCol": 1]),
+    "arrayCol": [
+      ObjectAPITests.ModernAllTypesObject(value: ["intCol": 2]),
+      ObjectAPITests.ModernAllTypesObject(value: ["intCol": 3]),
+    ],
+    "setCol": [ObjectAPITests.ModernAllTypesObject(value: ["intCol": 4])],
+    "mapCol": ["x": ObjectAPITests.ModernAllTypesObject(value: ["intCol": 5])],
     "anyCol": AnyRealmValue.int(20),
     "uuidCol": UUID(),
-    "intEnumCol": OAPIntEnum.value2,
-    "stringEnumCol": OAPStringEnum.value3,
+    "intEnumCol": ObjectAPITests.IntEnum.value2,
+    "stringEnumCol": ObjectAPITests.StringEnum.value3,
     "optIntCol": 30,
     "optInt8Col": 31 as Int8,
     "optBoolCol": false,
     "optStringCol": "c",
     "optDateCol": Date(timeIntervalSince1970: 37),
     "optUuidCol": UUID(),
-    "optIntEnumCol": OAPIntEnum.value1,
+    "optIntEnumCol": ObjectAPITests.IntEnum.value1,
     "arrayInt": [1, 1, 2, 3],
     "arrayInt8": [1, 2, 3, 1] as [Int8],
     "arrayString": ["a", "b", "c"],
@@ -232,8 +238,8 @@ private func oapValues() -> [String: Any] {
   ]
 }
 
-/// Checks an object against `oapValues()`; `copies` says linked objects were copied into a Realm.
-private func verify(_ object: OAPAllTypes, _ values: [String: Any], copies: Bool) {
+/// Checks an object against `allTypesValues()`; `copies` says linked objects were copied into a Realm.
+private func verify(_ object: ObjectAPITests.ModernAllTypesObject, _ values: [String: Any], copies: Bool) {
   #expect(object.pk == values["pk"] as? ObjectId)
   #expect(object.boolCol == true)
   #expect(object.intCol == 10)
@@ -247,7 +253,7 @@ private func verify(_ object: OAPAllTypes, _ values: [String: Any], copies: Bool
   #expect(object.arrayCol.map(\.intCol) == [2, 3])
   #expect(object.setCol.map(\.intCol) == [4])
   #expect(object.mapCol["x"]??.intCol == 5)
-  if !copies, let original = values["objectCol"] as? OAPAllTypes {
+  if !copies, let original = values["objectCol"] as? ObjectAPITests.ModernAllTypesObject {
     #expect(object.objectCol === original)
   }
   #expect(object.anyCol == .int(20))
@@ -270,8 +276,8 @@ private func verify(_ object: OAPAllTypes, _ values: [String: Any], copies: Bool
 
 /// The values of `nullValues()` in RealmSwift's `ModernObjectCreationTests`: NSNull for every
 /// optional property and for elements of optional collections.
-private func oapNullValues() -> [String: Any] {
-  oapValues().merging(
+private func allTypesNullValues() -> [String: Any] {
+  allTypesValues().merging(
     [
       "objectCol": NSNull(), "anyCol": AnyRealmValue.none, "optIntCol": NSNull(), "optInt8Col": NSNull(),
       "optBoolCol": NSNull(), "optStringCol": NSNull(), "optDateCol": NSNull(), "optUuidCol": NSNull(),
@@ -281,7 +287,7 @@ private func oapNullValues() -> [String: Any] {
   ) { _, null in null }
 }
 
-private func verifyNil(_ object: OAPAllTypes) {
+private func verifyNil(_ object: ObjectAPITests.ModernAllTypesObject) {
   #expect(object.objectCol == nil)
   #expect(object.anyCol == .none)
   #expect(object.optIntCol == nil && object.optInt8Col == nil && object.optBoolCol == nil)
@@ -299,13 +305,13 @@ struct ObjectAPITests {
   /// `Object.init()`: every property holds its declared default, or the type's zero value;
   /// `ObjectId` and `UUID` without a default are fresh values (ModernObjectCreationTests.verifyDefault).
   @Test func initGivesDeclaredDefaults() {
-    let object = OAPAllTypes()
+    let object = ModernAllTypesObject()
     #expect(object.realm == nil)
     #expect(!object.boolCol && object.intCol == 0)
     #expect(object.int8Col == 1 && object.int16Col == 2 && object.int32Col == 3 && object.int64Col == 4)
     #expect(object.floatCol == 5 && object.doubleCol == 6)
     #expect(object.stringCol == "" && object.binaryCol == Data() && object.decimalCol == Decimal128(0))
-    #expect(object.objectIdCol != ObjectId() && object.uuidCol != OAPAllTypes().uuidCol)
+    #expect(object.objectIdCol != ObjectId() && object.uuidCol != ModernAllTypesObject().uuidCol)
     #expect(object.objectCol == nil && object.arrayCol.isEmpty && object.setCol.isEmpty && object.mapCol.count == 0)
     #expect(object.anyCol == .none && object.intEnumCol == .value1 && object.stringEnumCol == .value1)
     #expect(object.optIntCol == nil && object.optStringCol == nil && object.optIntEnumCol == nil)
@@ -314,27 +320,27 @@ struct ObjectAPITests {
   /// `init(value:)` with a dictionary sets the properties it names, by name (Object.init(value:)
   /// docs; ModernObjectCreationTests.testInitWithDictionary).
   @Test func initWithDictionaryOfEveryType() {
-    let values = oapValues()
-    verify(OAPAllTypes(value: values), values, copies: false)
+    let values = allTypesValues()
+    verify(ModernAllTypesObject(value: values), values, copies: false)
   }
 
   /// `init(value:)` with an array takes the values in the order of `sharedSchema().properties`
   /// (ModernObjectCreationTests.testInitWithArray).
   @Test func initWithArrayInSharedSchemaOrder() throws {
-    let values = oapValues()
-    let schema = try #require(OAPAllTypes.sharedSchema())
-    #expect(schema.className == "OAPAllTypes")
+    let values = allTypesValues()
+    let schema = try #require(ModernAllTypesObject.sharedSchema())
+    #expect(schema.className == "ModernAllTypesObject")
     let array = schema.properties.map { values[$0.name] }
-    verify(OAPAllTypes(value: array as [Any]), values, copies: false)
+    verify(ModernAllTypesObject(value: array as [Any]), values, copies: false)
   }
 
   /// `init(value:)` with another object copies its properties by name, a shallow copy: linked
   /// objects are shared, the collections are new ones (ModernObjectCreationTests.testInitWithObject;
   /// ObjectCreationTests.mm testInitWithObject).
   @Test func initWithObjectCopiesProperties() {
-    let values = oapValues()
-    let original = OAPAllTypes(value: values)
-    let copy = OAPAllTypes(value: original)
+    let values = allTypesValues()
+    let original = ModernAllTypesObject(value: values)
+    let copy = ModernAllTypesObject(value: original)
     verify(copy, values, copies: false)
     #expect(copy.arrayCol[0] === original.arrayCol[0])
     copy.arrayString.append("d")
@@ -345,11 +351,11 @@ struct ObjectAPITests {
 
   /// A copy of a managed object is unmanaged, collections included.
   @Test func initWithManagedObjectGivesAnUnmanagedCopy() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     let company = try realm.write {
-      realm.create(OAPCompany.self, value: ["name": "Acme", "employees": [["Rex", 1]], "tags": ["a"]])
+      realm.create(Company.self, value: ["name": "Acme", "employees": [["Rex", 1]], "tags": ["a"]])
     }
-    let copy = OAPCompany(value: company)
+    let copy = Company(value: company)
     #expect(copy.realm == nil)
     #expect(copy.tags.realm == nil && copy.employees.realm == nil)
     copy.tags.append("b")  // outside a write transaction: only an unmanaged list allows this
@@ -361,11 +367,11 @@ struct ObjectAPITests {
   /// NSNull stands for nil, for optional properties and inside optional collections
   /// (ModernObjectCreationTests.testInitNil / testCreateNil / testAddNil).
   @Test func nsNullValuesAreNil() throws {
-    verifyNil(OAPAllTypes(value: oapNullValues()))
-    let realm = try oapRealm()
-    let created = try realm.write { realm.create(OAPAllTypes.self, value: oapNullValues()) }
+    verifyNil(ModernAllTypesObject(value: allTypesNullValues()))
+    let realm = try objectAPIRealm()
+    let created = try realm.write { realm.create(ModernAllTypesObject.self, value: allTypesNullValues()) }
     verifyNil(created)
-    let added = OAPAllTypes(value: oapNullValues())
+    let added = ModernAllTypesObject(value: allTypesNullValues())
     try realm.write { realm.add(added) }
     verifyNil(added)
   }
@@ -373,21 +379,21 @@ struct ObjectAPITests {
   /// nil or NSNull for a collection property is an empty collection (RLMUtil.mm
   /// RLMValidateValueForProperty: "nil is considered equivalent to an empty array").
   @Test func nullForACollectionIsEmpty() {
-    let company = OAPCompany(value: ["name": "A", "tags": NSNull(), "employees": NSNull(), "scores": NSNull()])
+    let company = Company(value: ["name": "A", "tags": NSNull(), "employees": NSNull(), "scores": NSNull()])
     #expect(company.tags.isEmpty && company.employees.isEmpty && company.scores.count == 0)
   }
 
   /// Nested dictionaries and arrays build linked, listed and embedded objects
   /// (ObjectCreationTests.mm testInitWithArray / testInitWithDictionary; testCreateEmbeddedWithDictionary).
   @Test func nestedValuesBuildLinkedObjects() throws {
-    let company = OAPCompany(value: ["Acme", [["Rex", 2], ["dogName": "Fido", "age": 3]], ["x"]])
+    let company = Company(value: ["Acme", [["Rex", 2], ["dogName": "Fido", "age": 3]], ["x"]])
     #expect(company.employees.map(\.dogName) == ["Rex", "Fido"])
     #expect(company.employees.map(\.age) == [2, 3])
-    let owner = OAPOwner(value: ["Alex", OAPDogExtra(value: ["Fido", 12, "Poodle"])])
+    let owner = DogOwner(value: ["Alex", PedigreeDog(value: ["Fido", 12, "Poodle"])])
     #expect(owner.dog?.dogName == "Fido" && owner.dog?.age == 12)
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     let parent = try realm.write {
-      realm.create(OAPEmbeddedParent.self, value: ["pk": 1, "object": ["value": 5], "array": [[9], [10]]])
+      realm.create(EmbeddedParent.self, value: ["pk": 1, "object": ["value": 5], "array": [[9], [10]]])
     }
     #expect(parent.object?.value == 5)
     #expect(parent.array.map(\.value) == [9, 10])
@@ -397,17 +403,17 @@ struct ObjectAPITests {
   /// "missing key" text (ObjectCreationTests.mm testInitWithInvalidObject).
   @Test func initWithObjectMissingAPropertyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPDogExtra(value: OAPDog(value: ["Fido", 10]))
+      _ = PedigreeDog(value: CompanyDog(value: ["Fido", 10]))
     }
     let text = stderrText(result)
-    #expect(text.contains("to initialize object of type 'OAPDogExtra': missing key 'breed'"), "\(text)")
+    #expect(text.contains("to initialize object of type 'PedigreeDog': missing key 'breed'"), "\(text)")
   }
 
   /// A nil value fails with "Must provide a non-nil value." (ObjectCreationTests.mm
   /// testInitWithInvalidThings).
   @Test func initWithNSNullFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPDog(value: NSNull())
+      _ = CompanyDog(value: NSNull())
     }
     #expect(stderrText(result).contains("Must provide a non-nil value."))
   }
@@ -416,24 +422,24 @@ struct ObjectAPITests {
   /// `'string' array` for a list element (RLMUtil.mm RLMThrowTypeError).
   @Test func wrongTypeMessagesNameOptionalAndCollectionTypes() async {
     let optional = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPAllTypes(value: ["optIntCol": "x"])
+      _ = ModernAllTypesObject(value: ["optIntCol": "x"])
     }
     let optionalText = stderrText(optional)
     #expect(optionalText.contains("Invalid value 'x' of type '"), "\(optionalText)")
-    #expect(optionalText.contains("' for 'int?' property 'OAPAllTypes.optIntCol'."), "\(optionalText)")
+    #expect(optionalText.contains("' for 'int?' property 'ModernAllTypesObject.optIntCol'."), "\(optionalText)")
     let element = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPCompany(value: ["name": "A", "tags": ["a", 1]])
+      _ = Company(value: ["name": "A", "tags": ["a", 1]])
     }
     let elementText = stderrText(element)
     #expect(elementText.contains("Invalid value '1' of type '"), "\(elementText)")
-    #expect(elementText.contains("' for 'string' array property 'OAPCompany.tags'."), "\(elementText)")
+    #expect(elementText.contains("' for 'string' array property 'Company.tags'."), "\(elementText)")
     let notEnumerable = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPCompany(value: ["name": "A", "tags": 5])
+      _ = Company(value: ["name": "A", "tags": 5])
     }
     let notEnumerableText = stderrText(notEnumerable)
     #expect(
       notEnumerableText.contains(
-        "Invalid value (5) for 'string' array property 'OAPCompany.tags': value is not enumerable."),
+        "Invalid value (5) for 'string' array property 'Company.tags': value is not enumerable."),
       "\(notEnumerableText)")
   }
 
@@ -441,7 +447,7 @@ struct ObjectAPITests {
   /// (ObjectCreationTests.mm testInitValidatesNumberTypes: "Invalid value '1.1' for property 'intObj'").
   @Test func fractionalNumberForAnIntFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPDog(value: ["dogName": "Rex", "age": 1.5])
+      _ = CompanyDog(value: ["dogName": "Rex", "age": 1.5])
     }
     #expect(stderrText(result).contains("Invalid value '1.5' of type '"))
   }
@@ -451,22 +457,22 @@ struct ObjectAPITests {
   /// The subscript reads and writes every kind of property on unmanaged objects, lists included
   /// (Object.subscript docs; ModernObjectTests.testCannotUpdatePrimaryKey sets `object["pk"]`).
   @Test func unmanagedSubscriptCoversLinksAndCollections() {
-    let company = OAPCompany()
+    let company = Company()
     company["name"] = "Acme"
-    company["employees"] = [OAPDog(value: ["Rex", 1]), ["Fido", 2]]
+    company["employees"] = [CompanyDog(value: ["Rex", 1]), ["Fido", 2]]
     company["tags"] = ["a", "b"]
     company["scores"] = ["x": 1]
     #expect(company.name == "Acme")
     #expect(company.employees.map(\.dogName) == ["Rex", "Fido"])
     #expect((company["tags"] as? List<String>).map(Array.init) == ["a", "b"])
     #expect((company["scores"] as? Map<String, Int>)?["x"] == 1)
-    let owner = OAPOwner()
+    let owner = DogOwner()
     owner["dog"] = ["dogName": "Rex"]
-    #expect((owner["dog"] as? OAPDog)?.dogName == "Rex")
+    #expect((owner["dog"] as? CompanyDog)?.dogName == "Rex")
     owner["dog"] = nil
     #expect(owner["dog"] == nil && owner.dog == nil)
-    let all = OAPAllTypes()
-    all["intEnumCol"] = OAPIntEnum.value3
+    let all = ModernAllTypesObject()
+    all["intEnumCol"] = IntEnum.value3
     all["optIntEnumCol"] = 3
     all.setValue(Int8(7), forKey: "int8Col")
     #expect(all.intEnumCol == .value3 && all.optIntEnumCol == .value2 && all.int8Col == 7)
@@ -477,12 +483,12 @@ struct ObjectAPITests {
   /// adding unmanaged ones; `setValue(_:forKey:)` also makes them from dictionaries and arrays
   /// (ObjectTests.setAndTestAllTypes; RLMAccessor.mm RLMDynamicValidatedSet).
   @Test func managedSubscriptSetsLinksAndLists() throws {
-    let realm = try oapRealm()
-    let owner = try realm.write { realm.create(OAPOwner.self, value: ["name": "Ann"]) }
-    let company = try realm.write { realm.create(OAPCompany.self, value: ["name": "Acme"]) }
+    let realm = try objectAPIRealm()
+    let owner = try realm.write { realm.create(DogOwner.self, value: ["name": "Ann"]) }
+    let company = try realm.write { realm.create(Company.self, value: ["name": "Acme"]) }
     try realm.write {
-      owner["dog"] = OAPDog(value: ["dogName": "Rex", "age": 3])
-      company["employees"] = [OAPDog(value: ["Fido", 2]), OAPDog(value: ["Spot", 1])]
+      owner["dog"] = CompanyDog(value: ["dogName": "Rex", "age": 3])
+      company["employees"] = [CompanyDog(value: ["Fido", 2]), CompanyDog(value: ["Spot", 1])]
       company["scores"] = ["a": 1]
     }
     #expect(owner.dog?.dogName == "Rex" && owner.dog?.realm != nil)
@@ -493,7 +499,7 @@ struct ObjectAPITests {
       owner.setValue(["dogName": "Bo"], forKey: "dog")
     }
     #expect(company.employees.map(\.dogName) == ["Max"] && owner.dog?.dogName == "Bo")
-    #expect(realm.objects(OAPDog.self).count == 5)
+    #expect(realm.objects(CompanyDog.self).count == 5)
     try realm.write { owner["dog"] = nil }
     #expect(owner.dog == nil)
   }
@@ -502,29 +508,29 @@ struct ObjectAPITests {
   /// (RLMDynamicValidatedSet validates objects), except for embedded objects, which cannot be
   /// created directly, so anything that makes one is taken.
   @Test func managedSubscriptChecksLinkedObjects() async throws {
-    let realm = try oapRealm()
-    let parent = try realm.write { realm.create(OAPEmbeddedParent.self, value: ["pk": 1]) }
+    let realm = try objectAPIRealm()
+    let parent = try realm.write { realm.create(EmbeddedParent.self, value: ["pk": 1]) }
     try realm.write {
       parent["object"] = ["value": 7]
       parent["array"] = [[8], ["value": 9]]
     }
     #expect(parent.object?.value == 7 && parent.array.map(\.value) == [8, 9])
     let wrongClass = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let owner = realm.create(OAPOwner.self, value: ["name": "Ann"])
-        owner["dog"] = OAPBoolObject()
+        let owner = realm.create(DogOwner.self, value: ["name": "Ann"])
+        owner["dog"] = BoolObject()
       }
     }
-    #expect(stderrText(wrongClass).contains("' of type 'OAPBoolObject' for 'OAPDog?' property 'OAPOwner.dog'."))
+    #expect(stderrText(wrongClass).contains("' of type 'BoolObject' for 'CompanyDog?' property 'DogOwner.dog'."))
     let dictionary = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let company = realm.create(OAPCompany.self, value: ["name": "Acme"])
+        let company = realm.create(Company.self, value: ["name": "Acme"])
         company["employees"] = [["Rex", 1]]
       }
     }
-    #expect(stderrText(dictionary).contains("' for 'OAPDog' array property 'OAPCompany.employees'."))
+    #expect(stderrText(dictionary).contains("' for 'CompanyDog' array property 'Company.employees'."))
   }
 
   /// Setting the primary key of a managed object through the subscript fails with
@@ -532,9 +538,9 @@ struct ObjectAPITests {
   /// (RLMDynamicValidatedSet).
   @Test func managedSubscriptCannotSetThePrimaryKey() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let company = realm.create(OAPCompany.self, value: ["name": "Acme"])
+        let company = realm.create(Company.self, value: ["name": "Acme"])
         company["name"] = "Acme"
       }
     }
@@ -548,50 +554,50 @@ struct ObjectAPITests {
   /// defined in its schema will be set by copying from value using key-value coding. If the value
   /// object does not have a value for a particular property ... the existing value is kept").
   @Test func createWithUpdateKeepsPropertiesNotGiven() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write {
-      realm.create(OAPCompany.self, value: ["name": "Acme", "tags": ["a"], "scores": ["x": 1]])
-      realm.create(OAPCompany.self, value: ["name": "Acme", "tags": ["b", "c"]], update: .modified)
+      realm.create(Company.self, value: ["name": "Acme", "tags": ["a"], "scores": ["x": 1]])
+      realm.create(Company.self, value: ["name": "Acme", "tags": ["b", "c"]], update: .modified)
     }
-    let company = try #require(realm.object(ofType: OAPCompany.self, forPrimaryKey: "Acme"))
+    let company = try #require(realm.object(ofType: Company.self, forPrimaryKey: "Acme"))
     #expect(Array(company.tags) == ["b", "c"])
     #expect(company.scores["x"] == 1)
-    try realm.write { realm.create(OAPCompany.self, value: ["name": "Acme", "scores": ["y": 2]], update: .all) }
+    try realm.write { realm.create(Company.self, value: ["name": "Acme", "scores": ["y": 2]], update: .all) }
     #expect(Array(company.tags) == ["b", "c"])
     #expect(company.scores["y"] == 2 && company.scores["x"] == nil)
-    #expect(realm.objects(OAPCompany.self).count == 1)
+    #expect(realm.objects(Company.self).count == 1)
   }
 
   /// `create` with an update policy and no existing object creates it.
   @Test func createWithUpdateCreatesWhenMissing() throws {
-    let realm = try oapRealm()
-    let company = try realm.write { realm.create(OAPCompany.self, value: ["Beta", [], ["t"]], update: .all) }
+    let realm = try objectAPIRealm()
+    let company = try realm.write { realm.create(Company.self, value: ["Beta", [], ["t"]], update: .all) }
     #expect(company.name == "Beta" && Array(company.tags) == ["t"])
-    #expect(realm.objects(OAPCompany.self).count == 1)
+    #expect(realm.objects(Company.self).count == 1)
   }
 
   /// `create` with a managed object of the same Realm copies it shallowly: links point at the
   /// same objects (ObjectCreationTests.mm testCreateOnManagedObjectInSameRealmShallowCopies).
   @Test func createFromAManagedObjectLinksTheSameObjects() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write {
-      let owner = realm.create(OAPOwner.self, value: ["Ann", ["Rex", 3]])
-      let copy = realm.create(OAPOwner.self, value: owner)
+      let owner = realm.create(DogOwner.self, value: ["Ann", ["Rex", 3]])
+      let copy = realm.create(DogOwner.self, value: owner)
       #expect(copy.dog?.isSameObject(as: owner.dog) == true)
     }
-    #expect(realm.objects(OAPOwner.self).count == 2)
-    #expect(realm.objects(OAPDog.self).count == 1)
+    #expect(realm.objects(DogOwner.self).count == 2)
+    #expect(realm.objects(CompanyDog.self).count == 1)
   }
 
   /// `create` from a deleted object fails with "Object has been deleted or invalidated."
   /// (ObjectCreationTests.mm testCreateWithInvalidatedObject).
   @Test func createFromADeletedObjectFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let dog = realm.create(OAPDog.self, value: ["Rex", 1])
+        let dog = realm.create(CompanyDog.self, value: ["Rex", 1])
         realm.delete(dog)
-        realm.create(OAPDog.self, value: dog)
+        realm.create(CompanyDog.self, value: dog)
       }
     }
     #expect(stderrText(result).contains("Object has been deleted or invalidated."))
@@ -602,18 +608,18 @@ struct ObjectAPITests {
   /// `Object.sharedSchema()` is the class's schema, with the class name and persisted properties
   /// (RLMObjectBase +sharedSchema; ModernObjectCreationTests uses `sharedSchema()!.properties`).
   @Test func sharedSchemaDescribesTheClass() throws {
-    let schema = try #require(OAPCompany.sharedSchema())
-    #expect(schema.className == "OAPCompany")
+    let schema = try #require(Company.sharedSchema())
+    #expect(schema.className == "Company")
     #expect(schema.properties.map(\.name) == ["name", "employees", "tags", "scores"])
     #expect(schema.primaryKeyProperty?.name == "name")
-    #expect(OAPEmbeddedChild.sharedSchema()?.isEmbedded == true)
-    #expect(schema == OAPCompany().objectSchema)
+    #expect(EmbeddedChild.sharedSchema()?.isEmbedded == true)
+    #expect(schema == Company().objectSchema)
   }
 
   /// `objectSchema.properties` omits ignored (non-`@Persisted`) and linking-objects properties,
   /// in declaration order (ModernObjectTests.testObjectSchema).
   @Test func objectSchemaListsPersistedPropertiesInOrder() {
-    let names = OAPAllTypes().objectSchema.properties.map(\.name)
+    let names = ModernAllTypesObject().objectSchema.properties.map(\.name)
     #expect(names.first == "pk" && names.dropFirst().first == "boolCol")
     #expect(!names.contains("ignored") && !names.contains("linkingObjects"))
     #expect(names.count == 38)
@@ -625,7 +631,7 @@ struct ObjectAPITests {
   /// subscript and `value(forKey:)` read, every property type on unmanaged and managed objects;
   /// a list is set from a `List` (copied), an array, nil or NSNull (empty).
   private func setAndTestAllTypes(
-    _ set: (OAPSwiftObject, Any?, String) -> Void, _ get: (OAPSwiftObject, String) -> Any?, _ object: OAPSwiftObject
+    _ set: (SwiftObject, Any?, String) -> Void, _ get: (SwiftObject, String) -> Any?, _ object: SwiftObject
   ) {
     set(object, true, "boolCol")
     #expect(get(object, "boolCol") as? Bool == true)
@@ -641,45 +647,45 @@ struct ObjectAPITests {
     #expect(get(object, "binaryCol") as? Data == Data("z".utf8))
     set(object, Date(timeIntervalSince1970: 333), "dateCol")
     #expect(get(object, "dateCol") as? Date == Date(timeIntervalSince1970: 333))
-    let boolObject = OAPBoolObject(value: [true])
+    let boolObject = BoolObject(value: [true])
     set(object, boolObject, "objectCol")
-    #expect((get(object, "objectCol") as? OAPBoolObject)?.isSameObject(as: boolObject) == true)
-    #expect((get(object, "objectCol") as? OAPBoolObject)?.boolCol == true)
-    let list = List<OAPBoolObject>()
+    #expect((get(object, "objectCol") as? BoolObject)?.isSameObject(as: boolObject) == true)
+    #expect((get(object, "objectCol") as? BoolObject)?.boolCol == true)
+    let list = List<BoolObject>()
     list.append(boolObject)
     set(object, list, "arrayCol")
-    #expect((get(object, "arrayCol") as? List<OAPBoolObject>)?.count == 1)
-    #expect((get(object, "arrayCol") as? List<OAPBoolObject>)?.first?.isSameObject(as: boolObject) == true)
+    #expect((get(object, "arrayCol") as? List<BoolObject>)?.count == 1)
+    #expect((get(object, "arrayCol") as? List<BoolObject>)?.first?.isSameObject(as: boolObject) == true)
     list.removeAll()
     set(object, list, "arrayCol")
-    #expect((get(object, "arrayCol") as? List<OAPBoolObject>)?.count == 0)
+    #expect((get(object, "arrayCol") as? List<BoolObject>)?.count == 0)
     set(object, [boolObject], "arrayCol")
-    #expect((get(object, "arrayCol") as? List<OAPBoolObject>)?.count == 1)
+    #expect((get(object, "arrayCol") as? List<BoolObject>)?.count == 1)
     set(object, nil, "arrayCol")
-    #expect((get(object, "arrayCol") as? List<OAPBoolObject>)?.count == 0)
+    #expect((get(object, "arrayCol") as? List<BoolObject>)?.count == 0)
     set(object, [boolObject], "arrayCol")
     set(object, NSNull(), "arrayCol")
-    #expect((get(object, "arrayCol") as? List<OAPBoolObject>)?.count == 0)
+    #expect((get(object, "arrayCol") as? List<BoolObject>)?.count == 0)
   }
 
   /// ObjectTests.testSubscript and testSetValueForKey, on an unmanaged and a managed object.
   @Test func subscriptAndKVCSetAndGetEveryType() throws {
-    let subscriptSet: (OAPSwiftObject, Any?, String) -> Void = { object, value, key in object[key] = value }
-    let subscriptGet: (OAPSwiftObject, String) -> Any? = { object, key in object[key] }
-    let kvcSet: (OAPSwiftObject, Any?, String) -> Void = { object, value, key in object.setValue(value, forKey: key) }
-    let kvcGet: (OAPSwiftObject, String) -> Any? = { object, key in object.value(forKey: key) }
-    setAndTestAllTypes(subscriptSet, subscriptGet, OAPSwiftObject())
-    setAndTestAllTypes(kvcSet, kvcGet, OAPSwiftObject())
-    let realm = try oapRealm()
+    let subscriptSet: (SwiftObject, Any?, String) -> Void = { object, value, key in object[key] = value }
+    let subscriptGet: (SwiftObject, String) -> Any? = { object, key in object[key] }
+    let kvcSet: (SwiftObject, Any?, String) -> Void = { object, value, key in object.setValue(value, forKey: key) }
+    let kvcGet: (SwiftObject, String) -> Any? = { object, key in object.value(forKey: key) }
+    setAndTestAllTypes(subscriptSet, subscriptGet, SwiftObject())
+    setAndTestAllTypes(kvcSet, kvcGet, SwiftObject())
+    let realm = try objectAPIRealm()
     try realm.write {
-      setAndTestAllTypes(subscriptSet, subscriptGet, realm.create(OAPSwiftObject.self, value: [:] as [String: Any]))
-      setAndTestAllTypes(kvcSet, kvcGet, realm.create(OAPSwiftObject.self))
+      setAndTestAllTypes(subscriptSet, subscriptGet, realm.create(SwiftObject.self, value: [:] as [String: Any]))
+      setAndTestAllTypes(kvcSet, kvcGet, realm.create(SwiftObject.self))
     }
   }
 
   /// ObjectTests.testValueForKey: the defaults read by name, unmanaged, created and added.
   @Test func valueForKeyReadsDefaults() throws {
-    func check(_ object: OAPSwiftObject) {
+    func check(_ object: SwiftObject) {
       #expect(object.value(forKey: "boolCol") as? Bool == false)
       #expect(object.value(forKey: "intCol") as? Int == 123)
       #expect(object.value(forKey: "floatCol") as? Float == 1.23)
@@ -688,13 +694,13 @@ struct ObjectAPITests {
       #expect(object.value(forKey: "binaryCol") as? Data == Data("a".utf8))
       #expect(object.value(forKey: "dateCol") as? Date == Date(timeIntervalSince1970: 1))
       #expect(object.value(forKey: "objectCol") == nil)
-      #expect(object.value(forKey: "arrayCol") is List<OAPBoolObject>)
+      #expect(object.value(forKey: "arrayCol") is List<BoolObject>)
     }
-    check(OAPSwiftObject())
-    let realm = try oapRealm()
+    check(SwiftObject())
+    let realm = try objectAPIRealm()
     try realm.write {
-      check(realm.create(OAPSwiftObject.self, value: [:] as [String: Any]))
-      let added = OAPSwiftObject()
+      check(realm.create(SwiftObject.self, value: [:] as [String: Any]))
+      let added = SwiftObject()
       realm.add(added)
       check(added)
     }
@@ -703,11 +709,11 @@ struct ObjectAPITests {
   /// ObjectTests.testValueForKeyLinkingObjects: a linking-objects property reads by name as
   /// `LinkingObjects`, live once managed.
   @Test func valueForKeyOfLinkingObjects() throws {
-    let dog = OAPDogWithOwners(value: ["Rex"])
-    #expect((dog.value(forKey: "owners") as? LinkingObjects<OAPKennel>)?.count == 0)
-    let realm = try oapRealm()
-    try realm.write { realm.add(OAPKennel(value: ["name": "K", "dogs": [dog]])) }
-    let owners = try #require(dog.value(forKey: "owners") as? LinkingObjects<OAPKennel>)
+    let dog = KennelDog(value: ["Rex"])
+    #expect((dog.value(forKey: "owners") as? LinkingObjects<BoardingKennel>)?.count == 0)
+    let realm = try objectAPIRealm()
+    try realm.write { realm.add(BoardingKennel(value: ["name": "K", "dogs": [dog]])) }
+    let owners = try #require(dog.value(forKey: "owners") as? LinkingObjects<BoardingKennel>)
     #expect(owners.first?.name == "K")
   }
 
@@ -715,7 +721,7 @@ struct ObjectAPITests {
   /// the values of a JSON-like dictionary builds linked objects from nested dictionaries.
   @Test func setValueFromJSONLikeDictionary() {
     let json: [String: Any] = ["name": "foo", "dogs": [["dogName": "bar"]]]
-    let kennel = OAPKennel()
+    let kennel = BoardingKennel()
     for (key, value) in json { kennel.setValue(value, forKey: key) }
     #expect(kennel.name == "foo")
     #expect(kennel.dogs.first?.dogName == "bar")
@@ -724,10 +730,10 @@ struct ObjectAPITests {
   /// testSettingUnmanagedObjectValuesWithBadSwiftDictionary: a nested value of the wrong type fails.
   @Test func setValueWithABadNestedValueFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let kennel = OAPKennel()
+      let kennel = BoardingKennel()
       kennel.setValue([["dogName": 5]], forKey: "dogs")
     }
-    #expect(stderrText(result).contains("for 'string' property 'OAPDogWithOwners.dogName'."))
+    #expect(stderrText(result).contains("for 'string' property 'KennelDog.dogName'."))
   }
 
   /// Object.dynamicList / dynamicMutableSet / dynamicMap, and `DynamicObject`'s subscript, give
@@ -735,8 +741,8 @@ struct ObjectAPITests {
   /// `Map<String, DynamicObject?>` (Object.swift, DynamicObject.subscript); setting such a
   /// collection back by name keeps its contents (ObjectTests.dynamicSetAndTestAllTypes).
   @Test func dynamicCollectionsOfObjects() throws {
-    let realm = try oapRealm()
-    let kennel = OAPKennel(value: ["name": "K", "dogs": [["Rex"], ["Fido"]]])
+    let realm = try objectAPIRealm()
+    let kennel = BoardingKennel(value: ["name": "K", "dogs": [["Rex"], ["Fido"]]])
     try realm.write {
       realm.add(kennel)
       kennel.dogSet.insert(kennel.dogs[0])
@@ -746,7 +752,7 @@ struct ObjectAPITests {
     #expect(kennel.dynamicMutableSet("dogSet").map { $0["dogName"] as? String } == ["Rex"])
     let map: Map<String, DynamicObject?> = kennel.dynamicMap("dogMap")
     #expect(map["best"]??["dogName"] as? String == "Fido")
-    let dynamic = try #require(realm.dynamicObjects("OAPKennel").first)
+    let dynamic = try #require(realm.dynamicObjects("BoardingKennel").first)
     let dogs = try #require(dynamic["dogs"] as? List<DynamicObject>)
     #expect(dogs.map { $0["dogName"] as? String } == ["Rex", "Fido"])
     #expect((dynamic["dogSet"] as? MutableSet<DynamicObject>)?.count == 1)
@@ -756,7 +762,7 @@ struct ObjectAPITests {
       dynamic["dogs"] = dogs
     }
     #expect(kennel.dogs.isEmpty)
-    try realm.write { dynamic["dogs"] = [realm.dynamicObjects("OAPDogWithOwners").first] }
+    try realm.write { dynamic["dogs"] = [realm.dynamicObjects("KennelDog").first] }
     #expect(kennel.dogs.map(\.dogName) == ["Rex"])
   }
 
@@ -764,21 +770,21 @@ struct ObjectAPITests {
 
   /// ObjectTests.testSharedSchemaUnmanaged: `type(of: object).sharedSchema()` equals the class's.
   @Test func sharedSchemaOfTheDynamicTypeEqualsTheClasss() throws {
-    let object: Object = OAPSwiftObject()
-    #expect(type(of: object).sharedSchema() == OAPSwiftObject.sharedSchema())
-    #expect(OAPSwiftObject.sharedSchema() != OAPBoolObject.sharedSchema())
+    let object: Object = SwiftObject()
+    #expect(type(of: object).sharedSchema() == SwiftObject.sharedSchema())
+    #expect(SwiftObject.sharedSchema() != BoolObject.sharedSchema())
     #expect(DynamicObject.sharedSchema() == nil)
-    let realm = try oapRealm()
-    #expect(realm.schema["OAPSwiftObject"] == OAPSwiftObject.sharedSchema())
+    let realm = try objectAPIRealm()
+    #expect(realm.schema["SwiftObject"] == SwiftObject.sharedSchema())
   }
 
   /// ObjectSchemaTests.testDescription: the object schema lists each property's description,
   /// indented, persisted properties first and linking objects after them (RLMObjectSchema
   /// description).
   @Test func objectSchemaDescriptionListsComputedPropertiesLast() throws {
-    let schema = try #require(try oapRealm().schema["OAPDogWithOwners"])
+    let schema = try #require(try objectAPIRealm().schema["KennelDog"])
     let expected = """
-      OAPDogWithOwners {
+      KennelDog {
       \tdogName {
       \t\ttype = string;
       \t\tcolumnName = dogName;
@@ -791,7 +797,7 @@ struct ObjectAPITests {
       \t}
       \towners {
       \t\ttype = linking objects;
-      \t\tobjectClassName = OAPKennel;
+      \t\tobjectClassName = BoardingKennel;
       \t\tlinkOriginPropertyName = dogs;
       \t\tcolumnName = owners;
       \t\tindexed = NO;
@@ -804,14 +810,14 @@ struct ObjectAPITests {
       }
       """
     #expect(schema.description == expected)
-    let child = try #require(try oapRealm().schema["OAPEmbeddedChild"])
-    #expect(child.description.hasPrefix("OAPEmbeddedChild (embedded) {\n\tvalue {\n"))
+    let child = try #require(try objectAPIRealm().schema["EmbeddedChild"])
+    #expect(child.description.hasPrefix("EmbeddedChild (embedded) {\n\tvalue {\n"))
   }
 
   /// A class whose linking objects are declared before its persisted properties still lists
   /// them last in its description, and not at all in `properties`.
   @Test func objectSchemaDescriptionOrderDoesNotFollowDeclarationForLinkingObjects() throws {
-    let description = OAPDogFirst().objectSchema.description
+    let description = LinksFirstDog().objectSchema.description
     let linking = try #require(description.range(of: "\tdogs {"))
     let persisted = try #require(description.range(of: "\tname {"))
     #expect(persisted.lowerBound < linking.lowerBound)
@@ -822,19 +828,19 @@ struct ObjectAPITests {
   /// ModernObjectTests.testCannotUpdatePrimaryKey: an unmanaged object's primary key changes
   /// through the property, the subscript and `setValue(_:forKey:)`, enums and nil included.
   @Test func unmanagedPrimaryKeysChangeByNameToo() {
-    let byEnum = OAPPrimaryIntEnum()
+    let byEnum = PrimaryIntEnum()
     byEnum.pk = .value2
-    byEnum["pk"] = OAPIntEnum.value3
+    byEnum["pk"] = IntEnum.value3
     #expect(byEnum.pk == .value3)
-    byEnum.setValue(OAPIntEnum.value1, forKey: "pk")
+    byEnum.setValue(IntEnum.value1, forKey: "pk")
     #expect(byEnum.pk == .value1)
-    let byString = OAPPrimaryOptionalString()
+    let byString = PrimaryOptionalString()
     byString["pk"] = "a"
     #expect(byString.pk == "a")
     byString.setValue(nil, forKey: "pk")
     #expect(byString.pk == nil)
     let uuid = UUID()
-    let byUUID = OAPPrimaryUUID()
+    let byUUID = PrimaryUUID()
     byUUID["pk"] = uuid
     #expect(byUUID.pk == uuid)
   }
@@ -842,40 +848,40 @@ struct ObjectAPITests {
   /// Enums whose raw type can be a primary key or indexed can be too, optional or not
   /// (ModernTestObjects: ModernPrimaryIntEnumObject, ModernIndexedOptionalIntEnumObject).
   @Test func enumPrimaryKeysAndIndexes() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write {
-      realm.create(OAPPrimaryIntEnum.self, value: [OAPIntEnum.value2])
-      realm.create(OAPPrimaryOptionalIntEnum.self, value: [NSNull()])
-      realm.create(OAPPrimaryOptionalIntEnum.self, value: [OAPIntEnum.value3])
-      realm.create(OAPIndexedEnums.self, value: [OAPIntEnum.value3, OAPStringEnum.value2])
+      realm.create(PrimaryIntEnum.self, value: [IntEnum.value2])
+      realm.create(PrimaryOptionalIntEnum.self, value: [NSNull()])
+      realm.create(PrimaryOptionalIntEnum.self, value: [IntEnum.value3])
+      realm.create(IndexedEnums.self, value: [IntEnum.value3, StringEnum.value2])
     }
-    #expect(realm.object(ofType: OAPPrimaryIntEnum.self, forPrimaryKey: OAPIntEnum.value2)?.pk == .value2)
-    #expect(realm.object(ofType: OAPPrimaryIntEnum.self, forPrimaryKey: OAPIntEnum.value1) == nil)
-    #expect(realm.object(ofType: OAPPrimaryOptionalIntEnum.self, forPrimaryKey: OAPIntEnum?.none) != nil)
-    #expect(realm.object(ofType: OAPPrimaryOptionalIntEnum.self, forPrimaryKey: OAPIntEnum.value3)?.pk == .value3)
+    #expect(realm.object(ofType: PrimaryIntEnum.self, forPrimaryKey: IntEnum.value2)?.pk == .value2)
+    #expect(realm.object(ofType: PrimaryIntEnum.self, forPrimaryKey: IntEnum.value1) == nil)
+    #expect(realm.object(ofType: PrimaryOptionalIntEnum.self, forPrimaryKey: IntEnum?.none) != nil)
+    #expect(realm.object(ofType: PrimaryOptionalIntEnum.self, forPrimaryKey: IntEnum.value3)?.pk == .value3)
     let schema = realm.schema
-    #expect(schema["OAPPrimaryIntEnum"]?.primaryKeyProperty?.type == .int)
-    #expect(schema["OAPPrimaryOptionalIntEnum"]?.primaryKeyProperty?.isOptional == true)
-    #expect(schema["OAPIndexedEnums"]?["value"]?.isIndexed == true)
-    #expect(schema["OAPIndexedEnums"]?["optional"]?.isIndexed == true)
-    #expect(realm.objects(OAPIndexedEnums.self).filter("value == 5").count == 1)
+    #expect(schema["PrimaryIntEnum"]?.primaryKeyProperty?.type == .int)
+    #expect(schema["PrimaryOptionalIntEnum"]?.primaryKeyProperty?.isOptional == true)
+    #expect(schema["IndexedEnums"]?["value"]?.isIndexed == true)
+    #expect(schema["IndexedEnums"]?["optional"]?.isIndexed == true)
+    #expect(realm.objects(IndexedEnums.self).filter("value == 5").count == 1)
   }
 
   /// ...and a managed object's cannot: "Primary key can't be changed after an object is inserted."
   @Test func managedPrimaryKeysCannotChangeByName() async {
     let bySubscript = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let object = realm.create(OAPPrimaryIntEnum.self, value: [OAPIntEnum.value1])
-        object["pk"] = OAPIntEnum.value2
+        let object = realm.create(PrimaryIntEnum.self, value: [IntEnum.value1])
+        object["pk"] = IntEnum.value2
       }
     }
     #expect(stderrText(bySubscript).contains("Primary key can't be changed"))
     #expect(stderrText(bySubscript).contains("after an object is inserted."))
     let byKVC = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let object = realm.create(OAPPrimaryOptionalString.self, value: ["a"])
+        let object = realm.create(PrimaryOptionalString.self, value: ["a"])
         object.setValue(nil, forKey: "pk")
       }
     }
@@ -886,36 +892,36 @@ struct ObjectAPITests {
   /// `.all` replaces them, so the old ones are invalidated (ModernObjectCreationTests
   /// testAddAndUpdateChangedEmbedded / testAddAndUpdateEmbedded).
   @Test func updatePoliciesAndEmbeddedObjects() throws {
-    let realm = try oapRealm()
-    let first = OAPEmbeddedParent(value: ["pk": 1, "object": [1], "array": [[2], [3]]])
+    let realm = try objectAPIRealm()
+    let first = EmbeddedParent(value: ["pk": 1, "object": [1], "array": [[2], [3]]])
     try realm.write { realm.add(first) }
     let oldChild = try #require(first.object)
     let oldElement = first.array[0]
     try realm.write {
-      realm.add(OAPEmbeddedParent(value: ["pk": 1, "object": [11], "array": [[12], [13]]]), update: .modified)
+      realm.add(EmbeddedParent(value: ["pk": 1, "object": [11], "array": [[12], [13]]]), update: .modified)
     }
     #expect(!oldChild.isInvalidated && oldChild.value == 11)
     #expect(!oldElement.isInvalidated && oldElement.value == 12)
     #expect(first.array.map(\.value) == [12, 13])
-    #expect(realm.objects(OAPEmbeddedChild.self).count == 3)
+    #expect(realm.objects(EmbeddedChild.self).count == 3)
     try realm.write {
-      realm.add(OAPEmbeddedParent(value: ["pk": 1, "object": [21], "array": [[22]]]), update: .all)
+      realm.add(EmbeddedParent(value: ["pk": 1, "object": [21], "array": [[22]]]), update: .all)
     }
     #expect(oldChild.isInvalidated && oldElement.isInvalidated)
     #expect(first.object?.value == 21 && first.array.map(\.value) == [22])
-    #expect(realm.objects(OAPEmbeddedChild.self).count == 2)
+    #expect(realm.objects(EmbeddedChild.self).count == 2)
   }
 
   /// Updating by `create` sets a nullable property to nil when given NSNull, and leaves the
   /// properties it is not given (Realm.create docs).
   @Test func createWithUpdateAndNSNullClearsOptionals() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     let pk = ObjectId.generate()
     try realm.write {
-      realm.create(OAPAllTypes.self, value: ["pk": pk, "optStringCol": "x", "optIntCol": 5, "intCol": 7])
-      realm.create(OAPAllTypes.self, value: ["pk": pk, "optStringCol": NSNull()], update: .modified)
+      realm.create(ModernAllTypesObject.self, value: ["pk": pk, "optStringCol": "x", "optIntCol": 5, "intCol": 7])
+      realm.create(ModernAllTypesObject.self, value: ["pk": pk, "optStringCol": NSNull()], update: .modified)
     }
-    let object = try #require(realm.object(ofType: OAPAllTypes.self, forPrimaryKey: pk))
+    let object = try #require(realm.object(ofType: ModernAllTypesObject.self, forPrimaryKey: pk))
     #expect(object.optStringCol == nil)
     #expect(object.optIntCol == 5 && object.intCol == 7)
   }
@@ -924,32 +930,32 @@ struct ObjectAPITests {
   /// testCreateOrUpdateWithoutPKThrows: "'DogObject' does not have a primary key").
   @Test func createWithUpdateWithoutAPrimaryKeyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
-      try realm.write { realm.create(OAPDog.self, value: ["Rex", 1], update: .all) }
+      let realm = try objectAPIRealm()
+      try realm.write { realm.create(CompanyDog.self, value: ["Rex", 1], update: .all) }
     }
-    #expect(stderrText(result).contains("'OAPDog' does not have a primary key and can not be updated"))
+    #expect(stderrText(result).contains("'CompanyDog' does not have a primary key and can not be updated"))
   }
 
   /// `create` from a managed object of another Realm copies it, embedded objects included
   /// (ModernObjectCreationTests.testCreateEmbeddedFromManagedObjectInDifferentRealm).
   @Test func createFromAnotherRealmsObjectCopiesIt() throws {
-    let realmA = try oapRealm()
-    let realmB = try oapRealm()
+    let realmA = try objectAPIRealm()
+    let realmB = try objectAPIRealm()
     let parent = try realmA.write {
-      realmA.create(OAPEmbeddedParent.self, value: ["pk": 1, "object": [5], "array": [[9], [10]]])
+      realmA.create(EmbeddedParent.self, value: ["pk": 1, "object": [5], "array": [[9], [10]]])
     }
-    let copy = try realmB.write { realmB.create(OAPEmbeddedParent.self, value: parent) }
+    let copy = try realmB.write { realmB.create(EmbeddedParent.self, value: parent) }
     #expect(copy.realm == realmB && parent.realm == realmA)
     #expect(copy.object?.value == 5 && copy.array.map(\.value) == [9, 10])
-    #expect(realmB.objects(OAPEmbeddedChild.self).count == 3)
+    #expect(realmB.objects(EmbeddedChild.self).count == 3)
   }
 
   /// Writing a property of a deleted object fails with "Object has been deleted or invalidated."
   @Test func writingADeletedObjectFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       try realm.write {
-        let dog = realm.create(OAPDog.self, value: ["Rex", 1])
+        let dog = realm.create(CompanyDog.self, value: ["Rex", 1])
         realm.delete(dog)
         dog.age = 2
       }
@@ -961,8 +967,8 @@ struct ObjectAPITests {
   /// RealmSwift's text.
   @Test func subscriptSetOutsideAWriteFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
-      let dog = try realm.write { realm.create(OAPDog.self, value: ["Rex", 1]) }
+      let realm = try objectAPIRealm()
+      let dog = try realm.write { realm.create(CompanyDog.self, value: ["Rex", 1]) }
       dog["age"] = 2
     }
     #expect(
@@ -974,72 +980,72 @@ struct ObjectAPITests {
   /// `create(_:value:update: .modified)` with a dictionary for an embedded object the existing
   /// object holds updates that embedded object in place; `.all` replaces it.
   @Test func createModifiedUpdatesEmbeddedObjectsInPlace() throws {
-    let realm = try oapRealm()
-    let parent = try realm.write { realm.create(OAPEmbeddedParent.self, value: ["pk": 1, "object": [1]]) }
+    let realm = try objectAPIRealm()
+    let parent = try realm.write { realm.create(EmbeddedParent.self, value: ["pk": 1, "object": [1]]) }
     let child = try #require(parent.object)
     try realm.write {
-      realm.create(OAPEmbeddedParent.self, value: ["pk": 1, "object": ["value": 2]], update: .modified)
+      realm.create(EmbeddedParent.self, value: ["pk": 1, "object": ["value": 2]], update: .modified)
     }
     #expect(!child.isInvalidated && child.value == 2)
-    try realm.write { realm.create(OAPEmbeddedParent.self, value: ["pk": 1, "object": ["value": 3]], update: .all) }
+    try realm.write { realm.create(EmbeddedParent.self, value: ["pk": 1, "object": ["value": 3]], update: .all) }
     #expect(child.isInvalidated)
     #expect(parent.object?.value == 3)
-    #expect(realm.objects(OAPEmbeddedChild.self).count == 1)
+    #expect(realm.objects(EmbeddedChild.self).count == 1)
   }
 
   /// `create` from a managed object of the same Realm copies its embedded objects, which can
   /// have only one parent (ModernObjectCreationTests.testCreateEmbeddedFromManagedObjectInSameRealm).
   @Test func createFromAManagedObjectCopiesItsEmbeddedObjects() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write {
-      let parent = realm.create(OAPEmbeddedParent.self, value: ["pk": 1, "object": [5], "array": [[9], [10]]])
+      let parent = realm.create(EmbeddedParent.self, value: ["pk": 1, "object": [5], "array": [[9], [10]]])
       let copy = realm.create(
-        OAPEmbeddedParent.self, value: ["pk": 2, "object": parent.object as Any, "array": parent.array])
+        EmbeddedParent.self, value: ["pk": 2, "object": parent.object as Any, "array": parent.array])
       #expect(copy.object?.value == 5 && copy.array.map(\.value) == [9, 10])
       #expect(copy.object?.isSameObject(as: parent.object) == false)
       #expect(parent.object?.value == 5 && parent.array.count == 2)
     }
-    #expect(realm.objects(OAPEmbeddedChild.self).count == 6)
+    #expect(realm.objects(EmbeddedChild.self).count == 6)
   }
 
   /// When updating, keys of a dictionary that are not properties are ignored, as when creating
   /// (ObjectCreationTests.mm testCreateWithDictionary: "extra fields are okay").
   @Test func createWithUpdateIgnoresUnknownKeys() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write {
-      realm.create(OAPCompany.self, value: ["name": "A", "tags": ["x"]])
-      realm.create(OAPCompany.self, value: ["name": "A", "tags": ["y"], "extra": 1], update: .modified)
+      realm.create(Company.self, value: ["name": "A", "tags": ["x"]])
+      realm.create(Company.self, value: ["name": "A", "tags": ["y"], "extra": 1], update: .modified)
     }
-    #expect(realm.objects(OAPCompany.self).first.map { Array($0.tags) } == ["y"])
+    #expect(realm.objects(Company.self).first.map { Array($0.tags) } == ["y"])
   }
 
   /// An array is in the order of the persisted properties, linking objects left out, for the
   /// primary key of an update too.
   @Test func arrayValuesSkipLinkingObjectsForThePrimaryKey() throws {
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write {
-      realm.create(OAPKeyedAfterLinks.self, value: [1, "a"])
-      realm.create(OAPKeyedAfterLinks.self, value: [1, "b"], update: .modified)
+      realm.create(KeyedAfterLinks.self, value: [1, "a"])
+      realm.create(KeyedAfterLinks.self, value: [1, "b"], update: .modified)
     }
-    #expect(realm.objects(OAPKeyedAfterLinks.self).count == 1)
-    #expect(realm.object(ofType: OAPKeyedAfterLinks.self, forPrimaryKey: 1)?.value == "b")
+    #expect(realm.objects(KeyedAfterLinks.self).count == 1)
+    #expect(realm.object(ofType: KeyedAfterLinks.self, forPrimaryKey: 1)?.value == "b")
   }
 
   /// `.modified` on a list of embedded objects updates the elements at the same positions in
   /// place, adds the extra ones and deletes the ones no longer there.
   @Test func modifiedUpdateOfAnEmbeddedListKeepsPositions() throws {
-    let realm = try oapRealm()
-    let parent = OAPEmbeddedParent(value: ["pk": 1, "array": [[1], [2], [3]]])
+    let realm = try objectAPIRealm()
+    let parent = EmbeddedParent(value: ["pk": 1, "array": [[1], [2], [3]]])
     try realm.write { realm.add(parent) }
     let first = parent.array[0]
     let third = parent.array[2]
-    try realm.write { realm.add(OAPEmbeddedParent(value: ["pk": 1, "array": [[10], [20]]]), update: .modified) }
+    try realm.write { realm.add(EmbeddedParent(value: ["pk": 1, "array": [[10], [20]]]), update: .modified) }
     #expect(!first.isInvalidated && first.value == 10)
     #expect(third.isInvalidated)
     #expect(parent.array.map(\.value) == [10, 20])
-    try realm.write { realm.add(OAPEmbeddedParent(value: ["pk": 1, "array": [[1], [2], [3]]]), update: .modified) }
+    try realm.write { realm.add(EmbeddedParent(value: ["pk": 1, "array": [[1], [2], [3]]]), update: .modified) }
     #expect(parent.array.map(\.value) == [1, 2, 3] && first.value == 1)
-    #expect(realm.objects(OAPEmbeddedChild.self).count == 3)
+    #expect(realm.objects(EmbeddedChild.self).count == 3)
   }
 
   // MARK: Thread confinement
@@ -1051,28 +1057,28 @@ struct ObjectAPITests {
   /// Trying to do so will cause an exception to be thrown.")
   @Test func usingAnObjectOnAnotherThreadFails() async {
     let read = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
-      let dog = try realm.write { realm.create(OAPDog.self, value: ["Rex", 1]) }
+      let realm = try objectAPIRealm()
+      let dog = try realm.write { realm.create(CompanyDog.self, value: ["Rex", 1]) }
       let box = UncheckedBox(dog)
       _ = try resultOnOtherThread { box.value.age }
     }
     #expect(stderrText(read).contains("Realm accessed from incorrect thread."))
     let write = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try oapRealm()
+      let realm = try objectAPIRealm()
       let box = UncheckedBox(realm)
-      try resultOnOtherThread { try box.value.write { _ = box.value.create(OAPDog.self) } }
+      try resultOnOtherThread { try box.value.write { _ = box.value.create(CompanyDog.self) } }
     }
     #expect(stderrText(write).contains("Realm accessed from incorrect thread."))
   }
 
   /// Frozen objects, and Realms opened on each thread, are not confined.
   @Test func frozenObjectsAndPerThreadRealmsWorkAcrossThreads() throws {
-    let configuration = oapConfiguration()
+    let configuration = objectAPIConfiguration()
     let realm = try Realm(configuration: configuration)
-    let dog = try realm.write { realm.create(OAPDog.self, value: ["Rex", 1]) }
+    let dog = try realm.write { realm.create(CompanyDog.self, value: ["Rex", 1]) }
     let frozen = UncheckedBox(dog.freeze())
     #expect(try resultOnOtherThread { frozen.value.age } == 1)
-    let count = try resultOnOtherThread { try Realm(configuration: configuration).objects(OAPDog.self).count }
+    let count = try resultOnOtherThread { try Realm(configuration: configuration).objects(CompanyDog.self).count }
     #expect(count == 1)
   }
 
@@ -1084,12 +1090,12 @@ struct ObjectAPITests {
     let json = Data(
       #"{"name": "Acme", "employees": [{"dogName": "Rex", "age": 3}], "tags": ["a"], "scores": {"x": 2}}"#.utf8)
     let value = try JSONSerialization.jsonObject(with: json)
-    let company = OAPCompany(value: value)
+    let company = Company(value: value)
     #expect(company.name == "Acme")
     #expect(company.employees.first?.dogName == "Rex" && company.employees.first?.age == 3)
     #expect(Array(company.tags) == ["a"] && company.scores["x"] == 2)
     let flags = try JSONSerialization.jsonObject(with: Data(#"{"boolCol": true, "doubleCol": 1.5, "intCol": 7}"#.utf8))
-    let object = OAPSwiftObject(value: flags)
+    let object = SwiftObject(value: flags)
     #expect(object.boolCol && object.doubleCol == 1.5 && object.intCol == 7)
   }
 
@@ -1097,7 +1103,7 @@ struct ObjectAPITests {
   /// Decimal128 (RLMUtil.mm RLMValidateValue, cases UUID and Decimal128).
   @Test func uuidAndDecimalFromStringsAndNumbers() {
     let uuid = UUID()
-    let object = OAPAllTypes(value: ["uuidCol": uuid.uuidString, "decimalCol": "12.5"])
+    let object = ModernAllTypesObject(value: ["uuidCol": uuid.uuidString, "decimalCol": "12.5"])
     #expect(object.uuidCol == uuid)
     #expect(object.decimalCol == Decimal128(12.5))
     object["decimalCol"] = 3
@@ -1107,28 +1113,28 @@ struct ObjectAPITests {
   /// Integers 0 and 1 are booleans, and booleans are integers (RLMUtil's numberIsBool and
   /// numberIsInteger); other integers are not booleans.
   @Test func booleansAndIntegersConvert() async {
-    let object = OAPSwiftObject(value: ["boolCol": 1, "intCol": true])
+    let object = SwiftObject(value: ["boolCol": 1, "intCol": true])
     #expect(object.boolCol && object.intCol == 1)
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = OAPSwiftObject(value: ["boolCol": 2])
+      _ = SwiftObject(value: ["boolCol": 2])
     }
-    #expect(stderrText(result).contains("' for 'bool' property 'OAPSwiftObject.boolCol'."))
+    #expect(stderrText(result).contains("' for 'bool' property 'SwiftObject.boolCol'."))
   }
 
   /// An object's description prints a `Data` property as its first bytes in hex and its length
   /// (RLMObjectBase descriptionWithMaxDepth; ObjectTests.testDescription: `binaryCol = <.*61.*>;`).
   @Test func descriptionOfDataProperties() {
-    let description = OAPSwiftObject(value: ["binaryCol": Data("abcde".utf8)]).description
+    let description = SwiftObject(value: ["binaryCol": Data("abcde".utf8)]).description
     #expect(description.contains("\tbinaryCol = <61626364 65 — 5 total bytes>;\n"), "\(description)")
-    #expect(description.hasPrefix("OAPSwiftObject {\n\tboolCol = 0;\n\tintCol = 123;\n\tfloatCol = 1.23;\n"))
+    #expect(description.hasPrefix("SwiftObject {\n\tboolCol = 0;\n\tintCol = 123;\n\tfloatCol = 1.23;\n"))
   }
 
   /// Every accessor of a deleted object describes itself as "[invalid object]" (RLMObjectBase
   /// description), not only the one it was deleted through.
   @Test func descriptionOfAnotherAccessorOfADeletedObject() throws {
-    let realm = try oapRealm()
-    let dog = try realm.write { realm.create(OAPDog.self, value: ["Rex", 1]) }
-    let other = try #require(realm.objects(OAPDog.self).first)
+    let realm = try objectAPIRealm()
+    let dog = try realm.write { realm.create(CompanyDog.self, value: ["Rex", 1]) }
+    let other = try #require(realm.objects(CompanyDog.self).first)
     try realm.write { realm.delete(dog) }
     #expect(other.isInvalidated)
     #expect(other.description == "[invalid object]")
@@ -1137,14 +1143,14 @@ struct ObjectAPITests {
   /// `value(forKeyPath:)` and `setValue(_:forKeyPath:)` (NSObject key-value coding, which
   /// RealmSwift objects inherit) follow links, and through a list read each element.
   @Test func keyPathsFollowLinks() throws {
-    let owner = OAPOwner(value: ["Ann", ["Rex", 3]])
+    let owner = DogOwner(value: ["Ann", ["Rex", 3]])
     #expect(owner.value(forKeyPath: "dog.dogName") as? String == "Rex")
     owner.setValue(4, forKeyPath: "dog.age")
     #expect(owner.dog?.age == 4)
-    let company = OAPCompany(value: ["Acme", [["Rex", 1], ["Fido", 2]]])
+    let company = Company(value: ["Acme", [["Rex", 1], ["Fido", 2]]])
     #expect(
       (company.value(forKeyPath: "employees.dogName") as? [Any])?.compactMap { $0 as? String } == ["Rex", "Fido"])
-    let realm = try oapRealm()
+    let realm = try objectAPIRealm()
     try realm.write { realm.add(owner) }
     #expect(owner.value(forKeyPath: "dog.age") as? Int == 4)
     try realm.write { owner.setValue("Max", forKeyPath: "dog.dogName") }
@@ -1155,31 +1161,31 @@ struct ObjectAPITests {
   /// it), so a Realm opened on the main actor's thread can use them there.
   @MainActor
   @Test func asyncRefreshAndAsyncWriteStayOnTheCallersThread() async throws {
-    let realm = try Realm(configuration: oapConfiguration())
+    let realm = try Realm(configuration: objectAPIConfiguration())
     _ = await realm.asyncRefresh()
     let count = try await realm.asyncWrite {
-      realm.create(OAPDog.self, value: ["Rex", 1])
-      return realm.objects(OAPDog.self).count
+      realm.create(CompanyDog.self, value: ["Rex", 1])
+      return realm.objects(CompanyDog.self).count
     }
     #expect(count == 1)
-    #expect(realm.objects(OAPDog.self).first?.dogName == "Rex")
+    #expect(realm.objects(CompanyDog.self).first?.dogName == "Rex")
   }
 
   /// `Property.columnName` is the name `propertiesMapping()` gives, the property's name
   /// otherwise; queries and key-value coding keep using the public name (Property.columnName
   /// docs; Object.propertiesMapping docs).
   @Test func columnNameFollowsPropertiesMapping() throws {
-    let realm = try oapRealm()
-    let schema = try #require(realm.schema["OAPMapped"])
+    let realm = try objectAPIRealm()
+    let schema = try #require(realm.schema["Mapped"])
     #expect(schema["firstName"]?.columnName == "first_name")
     #expect(schema["firstName"]?.name == "firstName")
     #expect(schema["age"]?.columnName == "age")
     #expect(schema.description.contains("\tfirstName {\n\t\ttype = string;\n\t\tcolumnName = first_name;\n"))
-    #expect(OAPMapped().objectSchema["firstName"]?.columnName == "first_name")
-    #expect(schema == OAPMapped.sharedSchema())
-    try realm.write { realm.create(OAPMapped.self, value: ["firstName": "Ann", "age": 3]) }
-    #expect(realm.objects(OAPMapped.self).filter("firstName == 'Ann'").count == 1)
-    #expect(realm.objects(OAPMapped.self).first?["firstName"] as? String == "Ann")
+    #expect(Mapped().objectSchema["firstName"]?.columnName == "first_name")
+    #expect(schema == Mapped.sharedSchema())
+    try realm.write { realm.create(Mapped.self, value: ["firstName": "Ann", "age": 3]) }
+    #expect(realm.objects(Mapped.self).filter("firstName == 'Ann'").count == 1)
+    #expect(realm.objects(Mapped.self).first?["firstName"] as? String == "Ann")
   }
 }
 

@@ -10,10 +10,10 @@ import Testing
 
 // MARK: - Asynchronous APIs
 
-private struct AConfError: Error {}
+private struct IntentionalError: Error {}
 
 /// An actor with a Realm isolated to it.
-private actor AConfRealmActor {
+private actor IsolatedRealmActor {
   private var realm: Realm?
 
   func open(_ configuration: Realm.Configuration) async throws {
@@ -24,8 +24,8 @@ private actor AConfRealmActor {
   func addItems(_ names: [String]) async throws -> Int {
     guard let realm else { return -1 }
     return try await realm.asyncWrite {
-      for name in names { realm.create(AConfItem.self, value: ["name": name, "rank": 1]) }
-      return realm.objects(AConfItem.self).count
+      for name in names { realm.create(Item.self, value: ["name": name, "rank": 1]) }
+      return realm.objects(Item.self).count
     }
   }
 
@@ -35,15 +35,15 @@ private actor AConfRealmActor {
     var caught = false
     do {
       try await realm.asyncWrite {
-        realm.create(AConfItem.self, value: ["name": "rolled back", "rank": 1])
-        throw AConfError()
+        realm.create(Item.self, value: ["name": "rolled back", "rank": 1])
+        throw IntentionalError()
       }
-    } catch is AConfError {
+    } catch is IntentionalError {
       caught = true
     } catch {
       caught = false
     }
-    return (caught, realm.objects(AConfItem.self).count, realm.isInWriteTransaction)
+    return (caught, realm.objects(Item.self).count, realm.isInWriteTransaction)
   }
 
   /// `writeAsync` queues the write: (id, pending right after the call, completion error, count,
@@ -56,12 +56,12 @@ private actor AConfRealmActor {
     var pendingBefore = false
     let error: String? = await withCheckedContinuation { continuation in
       id = realm.writeAsync(
-        { realm.create(AConfItem.self, value: ["name": "queued", "rank": 1]) },
+        { realm.create(Item.self, value: ["name": "queued", "rank": 1]) },
         onComplete: { error in continuation.resume(returning: error.map { "\($0)" }) })
       pendingBefore = realm.isPerformingAsynchronousWriteOperations
     }
     return (
-      id, pendingBefore, error, realm.objects(AConfItem.self).count, realm.isPerformingAsynchronousWriteOperations
+      id, pendingBefore, error, realm.objects(Item.self).count, realm.isPerformingAsynchronousWriteOperations
     )
   }
 
@@ -72,53 +72,53 @@ private actor AConfRealmActor {
     let outcome: (Bool, Bool) = await withCheckedContinuation { continuation in
       realm.beginAsyncWrite {
         let inWrite = realm.isInWriteTransaction
-        realm.create(AConfItem.self, value: ["name": "begun", "rank": 1])
+        realm.create(Item.self, value: ["name": "begun", "rank": 1])
         realm.commitAsyncWrite { error in continuation.resume(returning: (inWrite, error == nil)) }
       }
     }
-    return (outcome.0, outcome.1, realm.objects(AConfItem.self).count)
+    return (outcome.0, outcome.1, realm.objects(Item.self).count)
   }
 
   /// `cancelAsyncWrite` of a queued write: (its block ran, count after a later write).
   func cancelQueuedWrite() async throws -> (ran: Bool, count: Int) {
     guard let realm else { return (true, -1) }
-    let ran = AConfLines()
+    let ran = RecordedLines()
     let id = realm.beginAsyncWrite {
       ran.append("ran")
-      realm.create(AConfItem.self, value: ["name": "cancelled", "rank": 1])
+      realm.create(Item.self, value: ["name": "cancelled", "rank": 1])
       realm.commitAsyncWrite()
     }
     try realm.cancelAsyncWrite(id)
     // A later write completes only after the cancelled one would have run.
     await withCheckedContinuation { continuation in
       realm.writeAsync(
-        { realm.create(AConfItem.self, value: ["name": "later", "rank": 1]) },
+        { realm.create(Item.self, value: ["name": "later", "rank": 1]) },
         onComplete: { _ in continuation.resume() })
     }
-    return (ran.count > 0, realm.objects(AConfItem.self).count)
+    return (ran.count > 0, realm.objects(Item.self).count)
   }
 }
 
 @Suite("Asynchronous API")
 struct AsyncAPITests {
   @Test func anActorIsolatedRealmWritesWithAsyncWrite() async throws {
-    let configuration = aconfConfiguration()
-    let actor = AConfRealmActor()
+    let configuration = sharedFixtureConfiguration()
+    let actor = IsolatedRealmActor()
     try await actor.open(configuration)
     #expect(try await actor.addItems(["a", "b"]) == 2)
     let realm = try Realm(configuration: configuration)
-    #expect(realm.objects(AConfItem.self).map(\.name).sorted() == ["a", "b"])
+    #expect(realm.objects(Item.self).map(\.name).sorted() == ["a", "b"])
   }
 
   @MainActor
   @Test func aMainActorRealmWritesWithAsyncWrite() async throws {
-    let realm = try await Realm(configuration: aconfConfiguration(), actor: MainActor.shared)
+    let realm = try await Realm(configuration: sharedFixtureConfiguration(), actor: MainActor.shared)
     // `@Sendable`: Shoal's `asyncWrite` is not isolated to its caller (RealmSwift's takes
     // `_isolation: isolated (any Actor)? = #isolation`), so a plain closure formed on the main
     // actor cannot be passed to it in Swift 6.
     let count = try await realm.asyncWrite { @Sendable in
-      realm.create(AConfItem.self, value: ["name": "main", "rank": 1])
-      return realm.objects(AConfItem.self).count
+      realm.create(Item.self, value: ["name": "main", "rank": 1])
+      return realm.objects(Item.self).count
     }
     #expect(count == 1)
     #expect(!realm.isInWriteTransaction)
@@ -127,8 +127,8 @@ struct AsyncAPITests {
   /// "If the block throws an error, the transaction will be canceled and any changes made
   /// before the error will be rolled back."
   @Test func asyncWriteRollsBackWhenItsBlockThrows() async throws {
-    let actor = AConfRealmActor()
-    try await actor.open(aconfConfiguration())
+    let actor = IsolatedRealmActor()
+    try await actor.open(sharedFixtureConfiguration())
     let outcome = await actor.failingWrite()
     #expect(outcome.caught)
     #expect(outcome.count == 0)
@@ -145,9 +145,11 @@ struct AsyncAPITests {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         Thread.detachNewThread {
-          guard let realm = try? Realm(configuration: aconfConfiguration()) else { return continuation.resume() }
+          guard let realm = try? Realm(configuration: sharedFixtureConfiguration()) else {
+            return continuation.resume()
+          }
           Task {
-            _ = try? await realm.asyncWrite { realm.create(AConfItem.self, value: ["name": "x", "rank": 1]) }
+            _ = try? await realm.asyncWrite { realm.create(Item.self, value: ["name": "x", "rank": 1]) }
             continuation.resume()
           }
         }
@@ -166,8 +168,8 @@ struct AsyncAPITests {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
       await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
         Thread.detachNewThread {
-          if let realm = try? Realm(configuration: aconfConfiguration()) {
-            realm.writeAsync { realm.create(AConfItem.self, value: ["name": "x", "rank": 1]) }
+          if let realm = try? Realm(configuration: sharedFixtureConfiguration()) {
+            realm.writeAsync { realm.create(Item.self, value: ["name": "x", "rank": 1]) }
           }
           continuation.resume()
         }
@@ -181,8 +183,8 @@ struct AsyncAPITests {
   /// `writeAsync` returns an id at once, the write is pending until it runs on the actor, and
   /// `onComplete` hears of the commit.
   @Test func writeAsyncQueuesTheWriteAndCompletes() async throws {
-    let actor = AConfRealmActor()
-    try await actor.open(aconfConfiguration())
+    let actor = IsolatedRealmActor()
+    try await actor.open(sharedFixtureConfiguration())
     let outcome = await actor.writeAsyncAndWait()
     #expect(outcome.id != 0)
     #expect(outcome.pendingBefore)
@@ -192,8 +194,8 @@ struct AsyncAPITests {
   }
 
   @Test func beginAsyncWriteRunsInAWriteTransactionAndCommits() async throws {
-    let actor = AConfRealmActor()
-    try await actor.open(aconfConfiguration())
+    let actor = IsolatedRealmActor()
+    try await actor.open(sharedFixtureConfiguration())
     let outcome = await actor.beginAndCommit()
     #expect(outcome.inWrite)
     #expect(outcome.committed)
@@ -201,8 +203,8 @@ struct AsyncAPITests {
   }
 
   @Test func cancelAsyncWriteSkipsAQueuedWrite() async throws {
-    let actor = AConfRealmActor()
-    try await actor.open(aconfConfiguration())
+    let actor = IsolatedRealmActor()
+    try await actor.open(sharedFixtureConfiguration())
     let outcome = try await actor.cancelQueuedWrite()
     #expect(!outcome.ran)
     #expect(outcome.count == 1)
@@ -211,10 +213,10 @@ struct AsyncAPITests {
   /// Shoal's stand-in for `changesetPublisher`: `.initial`, then one `.update` per commit, with
   /// frozen results.
   @Test func resultsChangesArriveAsAnAsyncSequence() async throws {
-    let configuration = aconfConfiguration()
+    let configuration = sharedFixtureConfiguration()
     let realm = try Realm(configuration: configuration)
-    let stream = realm.objects(AConfItem.self).sorted(byKeyPath: "name").changes()
-    let seen = AConfLines()
+    let stream = realm.objects(Item.self).sorted(byKeyPath: "name").changes()
+    let seen = RecordedLines()
     let consumer = Task {
       for await change in stream {
         switch change {
@@ -230,8 +232,8 @@ struct AsyncAPITests {
     try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
       try other.write {
-        other.create(AConfItem.self, value: ["name": "b", "rank": 1])
-        other.create(AConfItem.self, value: ["name": "a", "rank": 2])
+        other.create(Item.self, value: ["name": "b", "rank": 1])
+        other.create(Item.self, value: ["name": "a", "rank": 2])
       }
     }
     #expect(await seen.arrival(ofAtLeast: 2))
@@ -242,24 +244,24 @@ struct AsyncAPITests {
   /// Shoal's stand-in for `objectChangeset`: each change with its properties, then `.deleted`,
   /// after which the sequence ends.
   @Test func objectChangesArriveAsAnAsyncSequenceThatEndsOnDeletion() async throws {
-    let configuration = aconfConfiguration()
-    let realm = try aconfPeopleRealm(configuration)
-    let ada = try #require(realm.object(ofType: AConfPerson.self, forPrimaryKey: 1))
+    let configuration = sharedFixtureConfiguration()
+    let realm = try contactsRealm(configuration)
+    let ada = try #require(realm.object(ofType: Contact.self, forPrimaryKey: 1))
     let stream = ada.changes(keyPaths: ["firstName"])
-    let seen = AConfLines()
+    let seen = RecordedLines()
     let consumer = Task {
-      for await change in stream { seen.append(aconfDescribe(change)) }
+      for await change in stream { seen.append(plainText(change)) }
       seen.append("end")
     }
     try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
-      try other.write { other.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.age = 40 }
-      try other.write { other.object(ofType: AConfPerson.self, forPrimaryKey: 1)?.firstName = "Augusta" }
+      try other.write { other.object(ofType: Contact.self, forPrimaryKey: 1)?.age = 40 }
+      try other.write { other.object(ofType: Contact.self, forPrimaryKey: 1)?.firstName = "Augusta" }
     }
     #expect(await seen.arrival(ofAtLeast: 1))
     try resultOnOtherThread {
       let other = try Realm(configuration: configuration)
-      try other.write { other.delete(other.objects(AConfPerson.self).filter("id == 1")) }
+      try other.write { other.delete(other.objects(Contact.self).filter("id == 1")) }
     }
     #expect(await seen.arrival(ofAtLeast: 3))
     consumer.cancel()
@@ -269,16 +271,16 @@ struct AsyncAPITests {
   /// A `ThreadSafeReference` to `Results` resolves, once, to the same query in another thread's
   /// Realm, live there.
   @Test func threadSafeReferenceCarriesResultsToAnotherThread() throws {
-    let configuration = aconfConfiguration()
-    let realm = try aconfItemsRealm(configuration)
-    let results = realm.objects(AConfItem.self).filter("rank > 1").sorted(byKeyPath: "name")
+    let configuration = sharedFixtureConfiguration()
+    let realm = try itemsRealm(configuration)
+    let results = realm.objects(Item.self).filter("rank > 1").sorted(byKeyPath: "name")
     let reference = ThreadSafeReference(to: results)
     #expect(!reference.isInvalidated)
     let names = try resultOnOtherThread { () -> [[String]] in
       let other = try Realm(configuration: configuration)
       guard let resolved = other.resolve(reference) else { return [] }
       let before = resolved.map(\.name)
-      try other.write { other.create(AConfItem.self, value: ["name": "avocado", "rank": 7]) }
+      try other.write { other.create(Item.self, value: ["name": "avocado", "rank": 7]) }
       return [before, resolved.map(\.name)]
     }
     #expect(names == [["banana", "box", "chalk"], ["avocado", "banana", "box", "chalk"]])

@@ -10,76 +10,80 @@ import Testing
 // checked with exit tests whose standard error must contain RealmSwift's (or realm-core's)
 // message; errors it throws are checked as thrown `Realm.Error`s.
 
-// MARK: - Models (names prefixed `RConf`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (nested in the suite; every Realm here lists them in `objectTypes`)
 
-final class RConfDog: Object {
-  @Persisted var name = ""
-  @Persisted var age = 0
+extension ConfigurationAndTransactionTests {
+  final class ShelterDog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+  }
+
+  final class Shelter: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var name = ""
+    @Persisted var dogs: List<ShelterDog>
+  }
+
+  /// The first version of the stored class "MigratingPerson".
+  final class MigratingPersonV1: Object {
+    override class func _realmObjectName() -> String? { "MigratingPerson" }
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var firstName = ""
+    @Persisted var lastName = ""
+    @Persisted var age = 0
+    @Persisted var score = 0
+    @Persisted var nickname = ""
+  }
+
+  /// The second version: `firstName`/`lastName` became `fullName`, `age` is renamed `yearsOld`,
+  /// `score` changed from int to string and `nickname` became optional.
+  final class MigratingPersonV2: Object {
+    override class func _realmObjectName() -> String? { "MigratingPerson" }
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted var fullName = ""
+    @Persisted var yearsOld = 0
+    @Persisted var score = ""
+    @Persisted var nickname: String?
+  }
+
+  /// A class whose primary key moves from `code` to `label`.
+  final class RekeyedV1: Object {
+    override class func _realmObjectName() -> String? { "Rekeyed" }
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted(primaryKey: true) var code = ""
+    @Persisted var label = ""
+  }
+
+  final class RekeyedV2: Object {
+    override class func _realmObjectName() -> String? { "Rekeyed" }
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var code = ""
+    @Persisted(primaryKey: true) var label = ""
+  }
+
+  /// A class dropped from the program after the first version.
+  final class Gone: Object {
+    override class func shouldIncludeInDefaultSchema() -> Bool { false }
+    @Persisted var value = 0
+  }
 }
 
-final class RConfOwner: Object {
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var name = ""
-  @Persisted var dogs: List<RConfDog>
+private let shelterTypes: [ObjectBase.Type] = [
+  ConfigurationAndTransactionTests.ShelterDog.self, ConfigurationAndTransactionTests.Shelter.self,
+]
+
+/// A fresh in-memory configuration holding only the shelter and shelter dog classes.
+private func shelterMemoryConfiguration() -> Realm.Configuration {
+  Realm.Configuration(inMemoryIdentifier: "shelter-" + UUID().uuidString, objectTypes: shelterTypes)
 }
 
-/// The first version of the stored class "RConfMigrating".
-final class RConfMigratingV1: Object {
-  override class func _realmObjectName() -> String? { "RConfMigrating" }
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var firstName = ""
-  @Persisted var lastName = ""
-  @Persisted var age = 0
-  @Persisted var score = 0
-  @Persisted var nickname = ""
-}
-
-/// The second version: `firstName`/`lastName` became `fullName`, `age` is renamed `yearsOld`,
-/// `score` changed from int to string and `nickname` became optional.
-final class RConfMigratingV2: Object {
-  override class func _realmObjectName() -> String? { "RConfMigrating" }
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted var fullName = ""
-  @Persisted var yearsOld = 0
-  @Persisted var score = ""
-  @Persisted var nickname: String?
-}
-
-/// A class whose primary key moves from `code` to `label`.
-final class RConfKeyedV1: Object {
-  override class func _realmObjectName() -> String? { "RConfKeyed" }
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted(primaryKey: true) var code = ""
-  @Persisted var label = ""
-}
-
-final class RConfKeyedV2: Object {
-  override class func _realmObjectName() -> String? { "RConfKeyed" }
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var code = ""
-  @Persisted(primaryKey: true) var label = ""
-}
-
-/// A class dropped from the program after the first version.
-final class RConfGone: Object {
-  override class func shouldIncludeInDefaultSchema() -> Bool { false }
-  @Persisted var value = 0
-}
-
-private let rconfObjectTypes: [ObjectBase.Type] = [RConfDog.self, RConfOwner.self]
-
-/// A fresh in-memory configuration holding only the `RConf` dog and owner classes.
-private func rconfMemoryConfiguration() -> Realm.Configuration {
-  Realm.Configuration(inMemoryIdentifier: "rconf-" + UUID().uuidString, objectTypes: rconfObjectTypes)
-}
-
-private func rconfRealm() throws -> Realm { try Realm(configuration: rconfMemoryConfiguration()) }
+private func shelterRealm() throws -> Realm { try Realm(configuration: shelterMemoryConfiguration()) }
 
 /// A configuration of the file `name` in `directory`.
-private func rconfFileConfiguration(
-  _ directory: URL, _ name: String = "rconf.realm", objectTypes: [ObjectBase.Type] = rconfObjectTypes,
+private func scratchFileConfiguration(
+  _ directory: URL, _ name: String = "shelter.realm", objectTypes: [ObjectBase.Type] = shelterTypes,
   schemaVersion: UInt64 = 0
 ) -> Realm.Configuration {
   Realm.Configuration(
@@ -87,33 +91,34 @@ private func rconfFileConfiguration(
 }
 
 /// Runs `body` with a fresh temporary directory, removed afterwards.
-private func withRConfDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+private func withScratchDirectory<T>(_ body: (URL) throws -> T) throws -> T {
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-    "rconf-" + UUID().uuidString, isDirectory: true)
+    "configuration-tests-" + UUID().uuidString, isDirectory: true)
   try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: directory) }
   return try body(directory)
 }
 
-/// The async form of `withRConfDirectory`, for exit tests.
-private func withRConfDirectory(_ body: (URL) async throws -> Void) async throws {
+/// The async form of `withScratchDirectory`, for exit tests.
+private func withScratchDirectory(_ body: (URL) async throws -> Void) async throws {
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-    "rconf-" + UUID().uuidString, isDirectory: true)
+    "configuration-tests-" + UUID().uuidString, isDirectory: true)
   try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: directory) }
   try await body(directory)
 }
 
-/// Stores two `RConfMigratingV1` objects in a file at schema version 0 and returns its configuration.
+/// Stores two `MigratingPersonV1` objects in a file at schema version 0 and returns its configuration.
 private func seedMigratingFile(_ directory: URL) throws -> Realm.Configuration {
-  let config = rconfFileConfiguration(directory, "migrating.realm", objectTypes: [RConfMigratingV1.self])
+  let config = scratchFileConfiguration(
+    directory, "migrating.realm", objectTypes: [ConfigurationAndTransactionTests.MigratingPersonV1.self])
   let realm = try Realm(configuration: config)
   try realm.write {
     realm.create(
-      RConfMigratingV1.self,
+      ConfigurationAndTransactionTests.MigratingPersonV1.self,
       value: ["id": 1, "firstName": "Ada", "lastName": "Lovelace", "age": 36, "score": 7, "nickname": "A"])
     realm.create(
-      RConfMigratingV1.self,
+      ConfigurationAndTransactionTests.MigratingPersonV1.self,
       value: ["id": 2, "firstName": "Alan", "lastName": "Turing", "age": 41, "score": 9, "nickname": "T"])
   }
   return config
@@ -159,61 +164,62 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func fileURLAndInMemoryIdentifierAreMutuallyExclusive() {
-    var config = Realm.Configuration(fileURL: URL(fileURLWithPath: "/tmp/rconf-a.realm"))
-    #expect(config.fileURL?.path == "/tmp/rconf-a.realm")
+    var config = Realm.Configuration(fileURL: URL(fileURLWithPath: "/tmp/configuration-a.realm"))
+    #expect(config.fileURL?.path == "/tmp/configuration-a.realm")
     config.inMemoryIdentifier = "memory"
     #expect(config.inMemoryIdentifier == "memory")
     #expect(config.fileURL == nil)
-    config.fileURL = URL(fileURLWithPath: "/tmp/rconf-b.realm")
-    #expect(config.fileURL?.path == "/tmp/rconf-b.realm")
+    config.fileURL = URL(fileURLWithPath: "/tmp/configuration-b.realm")
+    #expect(config.fileURL?.path == "/tmp/configuration-b.realm")
     #expect(config.inMemoryIdentifier == nil)
     // Given both, the initialiser keeps the in-memory identifier.
-    let both = Realm.Configuration(fileURL: URL(fileURLWithPath: "/tmp/rconf-c.realm"), inMemoryIdentifier: "mem")
+    let both = Realm.Configuration(
+      fileURL: URL(fileURLWithPath: "/tmp/configuration-c.realm"), inMemoryIdentifier: "mem")
     #expect(both.inMemoryIdentifier == "mem")
     #expect(both.fileURL == nil)
   }
 
   @Test func realmReportsTheConfigurationItWasOpenedWith() throws {
-    try withRConfDirectory { directory in
-      let config = rconfFileConfiguration(directory, schemaVersion: 4)
+    try withScratchDirectory { directory in
+      let config = scratchFileConfiguration(directory, schemaVersion: 4)
       let realm = try Realm(configuration: config)
       #expect(realm.configuration.fileURL?.standardizedFileURL == config.fileURL?.standardizedFileURL)
       #expect(realm.configuration.schemaVersion == 4)
       #expect(realm.configuration.readOnly == false)
       #expect(realm.configuration.inMemoryIdentifier == nil)
-      let memory = try rconfRealm()
+      let memory = try shelterRealm()
       #expect(memory.configuration.fileURL == nil)
-      #expect(memory.configuration.inMemoryIdentifier?.hasPrefix("rconf-") == true)
-      #expect(Set(memory.schema.objectSchema.map(\.className)) == ["RConfDog", "RConfOwner"])
+      #expect(memory.configuration.inMemoryIdentifier?.hasPrefix("shelter-") == true)
+      #expect(Set(memory.schema.objectSchema.map(\.className)) == ["ShelterDog", "Shelter"])
     }
   }
 
   // MARK: Files and errors
 
   @Test func readOnlyRealmReadsButRefusesWrites() async throws {
-    try await withRConfDirectory { directory in
+    try await withScratchDirectory { directory in
       let path = directory.appendingPathComponent("readonly.realm").path
       do {
         let realm = try Realm(
-          configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: rconfObjectTypes))
-        try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+          configuration: Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: shelterTypes))
+        try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
       }
       let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
         [path = path as String] in
         let config = Realm.Configuration(
-          fileURL: URL(fileURLWithPath: path), readOnly: true, objectTypes: [RConfDog.self, RConfOwner.self])
+          fileURL: URL(fileURLWithPath: path), readOnly: true, objectTypes: [ShelterDog.self, Shelter.self])
         let realm = try Realm(configuration: config)
         #expect(realm.configuration.readOnly)
-        #expect(realm.objects(RConfDog.self).count == 1)
-        _ = try? realm.write { realm.create(RConfDog.self, value: ["Fido", 1]) }
+        #expect(realm.objects(ShelterDog.self).count == 1)
+        _ = try? realm.write { realm.create(ShelterDog.self, value: ["Fido", 1]) }
       }
       #expect(stderrText(result).contains("Can't perform transactions on read-only Realms."))
     }
   }
 
   @Test func readOnlyOpenOfMissingFileIsFileNotFound() throws {
-    try withRConfDirectory { directory in
-      var config = rconfFileConfiguration(directory, "missing.realm")
+    try withScratchDirectory { directory in
+      var config = scratchFileConfiguration(directory, "missing.realm")
       config.readOnly = true
       let error = realmError { _ = try Realm(configuration: config) }
       #expect(error?.code == .fileNotFound)
@@ -235,7 +241,7 @@ struct ConfigurationAndTransactionTests {
   @Test func pathBelowARegularFileIsFileOperationFailed() throws {
     // RealmSwift's own test (RealmTests.testCatchSpecificErrors) opens "/dev/null/foo" and
     // catches `Realm.Error.fileOperationFailed` (realm-core's code for ENOTDIR).
-    let devNull = Realm.Configuration(fileURL: URL(fileURLWithPath: "/dev/null/foo"), objectTypes: rconfObjectTypes)
+    let devNull = Realm.Configuration(fileURL: URL(fileURLWithPath: "/dev/null/foo"), objectTypes: shelterTypes)
     #expect(realmError { _ = try Realm(configuration: devNull) }?.code == .fileOperationFailed)
     do {
       _ = try Realm(configuration: devNull)
@@ -245,18 +251,18 @@ struct ConfigurationAndTransactionTests {
     } catch {
       Issue.record("expected Realm.Error.fileOperationFailed, got \(error)")
     }
-    try withRConfDirectory { directory in
+    try withScratchDirectory { directory in
       let file = directory.appendingPathComponent("plain.txt")
       try Data("x".utf8).write(to: file)
       let config = Realm.Configuration(
-        fileURL: file.appendingPathComponent("below.realm"), objectTypes: rconfObjectTypes)
+        fileURL: file.appendingPathComponent("below.realm"), objectTypes: shelterTypes)
       #expect(realmError { _ = try Realm(configuration: config) }?.code == .fileOperationFailed)
     }
   }
 
   @Test func pathInAMissingDirectoryIsNotCreated() throws {
-    try withRConfDirectory { directory in
-      let config = rconfFileConfiguration(directory.appendingPathComponent("no-such-dir"))
+    try withScratchDirectory { directory in
+      let config = scratchFileConfiguration(directory.appendingPathComponent("no-such-dir"))
       let error = realmError { _ = try Realm(configuration: config) }
       // realm-core reports ENOENT from open(2) as a missing file.
       #expect(error?.code == .fileNotFound)
@@ -265,19 +271,19 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func writeCopyCopiesAndRefusesAnExistingFile() throws {
-    try withRConfDirectory { directory in
-      let config = rconfFileConfiguration(directory, schemaVersion: 3)
+    try withScratchDirectory { directory in
+      let config = scratchFileConfiguration(directory, schemaVersion: 3)
       let copyURL = directory.appendingPathComponent("copy.realm")
       do {
         let realm = try Realm(configuration: config)
-        try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+        try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
         try realm.writeCopy(toFile: copyURL)
         let error = realmError { try realm.writeCopy(toFile: copyURL) }
         #expect(error?.code == .fileExists)
       }
       #expect(try schemaVersionAtURL(copyURL) == 3)
-      let copy = try Realm(configuration: rconfFileConfiguration(directory, "copy.realm", schemaVersion: 3))
-      #expect(copy.objects(RConfDog.self).map(\.name) == ["Rex"])
+      let copy = try Realm(configuration: scratchFileConfiguration(directory, "copy.realm", schemaVersion: 3))
+      #expect(copy.objects(ShelterDog.self).map(\.name) == ["Rex"])
     }
   }
 
@@ -298,8 +304,8 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func errorsBridgeToNSErrorInTheRealmDomain() throws {
-    try withRConfDirectory { directory in
-      var config = rconfFileConfiguration(directory, "absent.realm")
+    try withScratchDirectory { directory in
+      var config = scratchFileConfiguration(directory, "absent.realm")
       config.readOnly = true
       do {
         _ = try Realm(configuration: config)
@@ -315,13 +321,13 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func fileExistsAndDeleteFiles() throws {
-    try withRConfDirectory { directory in
-      let config = rconfFileConfiguration(directory)
+    try withScratchDirectory { directory in
+      let config = scratchFileConfiguration(directory)
       #expect(!Realm.fileExists(for: config))
       #expect(try Realm.deleteFiles(for: config) == false)
       do {
         let realm = try Realm(configuration: config)
-        try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+        try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
         #expect(Realm.fileExists(for: config))
         // A Realm that is open cannot have its files deleted.
         #expect(realmError { _ = try Realm.deleteFiles(for: config) }?.code == .alreadyOpen)
@@ -339,69 +345,69 @@ struct ConfigurationAndTransactionTests {
   // MARK: Schema versions and migrations
 
   @Test func schemaVersionAtURLReadsTheStoredVersion() throws {
-    try withRConfDirectory { directory in
+    try withScratchDirectory { directory in
       let missing = directory.appendingPathComponent("missing.realm")
       #expect(realmError { _ = try schemaVersionAtURL(missing) } != nil)
-      let config = rconfFileConfiguration(directory, schemaVersion: 5)
+      let config = scratchFileConfiguration(directory, schemaVersion: 5)
       do { _ = try Realm(configuration: config) }
       #expect(try schemaVersionAtURL(config.fileURL!) == 5)
     }
   }
 
   @Test func lowerSchemaVersionIsRefused() throws {
-    try withRConfDirectory { directory in
-      do { _ = try Realm(configuration: rconfFileConfiguration(directory, schemaVersion: 2)) }
-      let error = realmError { _ = try Realm(configuration: rconfFileConfiguration(directory, schemaVersion: 1)) }
+    try withScratchDirectory { directory in
+      do { _ = try Realm(configuration: scratchFileConfiguration(directory, schemaVersion: 2)) }
+      let error = realmError { _ = try Realm(configuration: scratchFileConfiguration(directory, schemaVersion: 1)) }
       #expect(error?.code == .fail)
       #expect(
         error?.localizedDescription.contains("Provided schema version 1 is less than last set version 2.") == true)
       // The file keeps its version.
-      #expect(try schemaVersionAtURL(directory.appendingPathComponent("rconf.realm")) == 2)
+      #expect(try schemaVersionAtURL(directory.appendingPathComponent("shelter.realm")) == 2)
     }
   }
 
   @Test func changedSchemaWithoutMigrationListsTheChanges() throws {
-    try withRConfDirectory { directory in
+    try withScratchDirectory { directory in
       var config = try seedMigratingFile(directory)
-      config.objectTypes = [RConfMigratingV2.self]
+      config.objectTypes = [MigratingPersonV2.self]
       let error = realmError { _ = try Realm(configuration: config) }
       #expect(error?.code == .schemaMismatch)
       let message = error?.localizedDescription ?? ""
       #expect(message.hasPrefix("Migration is required due to the following errors:"))
-      #expect(message.contains("\n- Property 'RConfMigrating.fullName' has been added."))
-      #expect(message.contains("\n- Property 'RConfMigrating.firstName' has been removed."))
-      #expect(message.contains("\n- Property 'RConfMigrating.score' has been changed from 'int' to 'string'."))
-      #expect(message.contains("\n- Property 'RConfMigrating.nickname' has been made optional."))
+      #expect(message.contains("\n- Property 'MigratingPerson.fullName' has been added."))
+      #expect(message.contains("\n- Property 'MigratingPerson.firstName' has been removed."))
+      #expect(message.contains("\n- Property 'MigratingPerson.score' has been changed from 'int' to 'string'."))
+      #expect(message.contains("\n- Property 'MigratingPerson.nickname' has been made optional."))
     }
   }
 
   @Test func changedPrimaryKeyIsReportedAsChanged() throws {
-    try withRConfDirectory { directory in
-      var config = rconfFileConfiguration(directory, "keyed.realm", objectTypes: [RConfKeyedV1.self])
+    try withScratchDirectory { directory in
+      var config = scratchFileConfiguration(directory, "keyed.realm", objectTypes: [RekeyedV1.self])
       do { _ = try Realm(configuration: config) }
-      config.objectTypes = [RConfKeyedV2.self]
+      config.objectTypes = [RekeyedV2.self]
       let error = realmError { _ = try Realm(configuration: config) }
       #expect(error?.code == .schemaMismatch)
       #expect(
-        error?.localizedDescription.contains("Primary Key for class 'RConfKeyed' has changed from 'code' to 'label'.")
+        error?.localizedDescription.contains("Primary Key for class 'Rekeyed' has changed from 'code' to 'label'.")
           == true)
     }
   }
 
   @Test func migrationBlockRunsOnceWithTheOldVersionAndObjects() throws {
-    try withRConfDirectory { directory in
+    try withScratchDirectory { directory in
       var config = try seedMigratingFile(directory)
-      config.objectTypes = [RConfMigratingV2.self]
+      config.objectTypes = [MigratingPersonV2.self]
       config.schemaVersion = 1
       let calls = Mutex<[UInt64]>([])
       config.migrationBlock = { migration, oldSchemaVersion in
         calls.withLock { $0.append(oldSchemaVersion) }
-        #expect(migration.oldSchema["RConfMigrating"]?["firstName"] != nil)
-        #expect(migration.oldSchema["RConfMigrating"]?["fullName"] == nil)
-        #expect(migration.newSchema["RConfMigrating"]?["fullName"] != nil)
-        migration.renameProperty(onType: "RConfMigrating", from: "age", to: "yearsOld")
+        #expect(migration.oldSchema["MigratingPerson"]?["firstName"] != nil)
+        #expect(migration.oldSchema["MigratingPerson"]?["fullName"] == nil)
+        #expect(migration.newSchema["MigratingPerson"]?["fullName"] != nil)
+        migration.renameProperty(onType: "MigratingPerson", from: "age", to: "yearsOld")
         var seen = 0
-        migration.enumerateObjects(ofType: "RConfMigrating") { oldObject, newObject in
+        migration.enumerateObjects(ofType: "MigratingPerson") { oldObject, newObject in
           seen += 1
           let first = oldObject?["firstName"] as? String ?? ""
           let last = oldObject?["lastName"] as? String ?? ""
@@ -412,21 +418,21 @@ struct ConfigurationAndTransactionTests {
       }
       let realm = try Realm(configuration: config)
       #expect(calls.withLock { $0 } == [0])
-      let people = realm.objects(RConfMigratingV2.self).sorted(byKeyPath: "id")
+      let people = realm.objects(MigratingPersonV2.self).sorted(byKeyPath: "id")
       #expect(people.map(\.fullName) == ["Ada Lovelace", "Alan Turing"])
       #expect(people.map(\.yearsOld) == [36, 41])
       #expect(people.map(\.score) == ["7", "9"])
       #expect(people.map(\.nickname) == ["A", "T"])
       #expect(try schemaVersionAtURL(config.fileURL!) == 1)
       // Opening again at the same version does not migrate again.
-      #expect(try Realm(configuration: config).objects(RConfMigratingV2.self).count == 2)
+      #expect(try Realm(configuration: config).objects(MigratingPersonV2.self).count == 2)
       #expect(calls.withLock { $0 } == [0])
     }
   }
 
   @Test func migrationBlockIsNotCalledWhenTheFileIsCreated() throws {
-    try withRConfDirectory { directory in
-      var config = rconfFileConfiguration(directory, schemaVersion: 7)
+    try withScratchDirectory { directory in
+      var config = scratchFileConfiguration(directory, schemaVersion: 7)
       let called = Mutex(false)
       config.migrationBlock = { _, _ in called.withLock { $0 = true } }
       let realm = try Realm(configuration: config)
@@ -437,16 +443,16 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func renamingAMissingPropertyFails() async throws {
-    try await withRConfDirectory { directory in
+    try await withScratchDirectory { directory in
       let path = try seedMigratingFile(directory).fileURL!.path
       // RealmSwift reports realm-core's error (thrown from the open, or raised); either way the
       // child prints it and fails.
       let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
         [path = path as String] in
-        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [RConfMigratingV2.self])
+        var config = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [MigratingPersonV2.self])
         config.schemaVersion = 1
         config.migrationBlock = { migration, _ in
-          migration.renameProperty(onType: "RConfMigrating", from: "noSuchProperty", to: "yearsOld")
+          migration.renameProperty(onType: "MigratingPerson", from: "noSuchProperty", to: "yearsOld")
         }
         do {
           _ = try Realm(configuration: config)
@@ -457,106 +463,106 @@ struct ConfigurationAndTransactionTests {
       }
       #expect(
         stderrText(result).contains(
-          "Cannot rename property 'RConfMigrating.noSuchProperty' because it does not exist."))
+          "Cannot rename property 'MigratingPerson.noSuchProperty' because it does not exist."))
     }
   }
 
   @Test func deleteRealmIfMigrationNeededRecreatesTheFileWithoutMigrating() throws {
-    try withRConfDirectory { directory in
+    try withScratchDirectory { directory in
       var config = try seedMigratingFile(directory)
-      config.objectTypes = [RConfMigratingV2.self]
+      config.objectTypes = [MigratingPersonV2.self]
       config.deleteRealmIfMigrationNeeded = true
       let called = Mutex(false)
       config.migrationBlock = { _, _ in called.withLock { $0 = true } }
       let realm = try Realm(configuration: config)
       #expect(!called.withLock { $0 })
-      #expect(realm.objects(RConfMigratingV2.self).isEmpty)
-      try realm.write { realm.create(RConfMigratingV2.self, value: ["id": 1, "fullName": "Grace Hopper"]) }
-      #expect(realm.object(ofType: RConfMigratingV2.self, forPrimaryKey: 1)?.fullName == "Grace Hopper")
+      #expect(realm.objects(MigratingPersonV2.self).isEmpty)
+      try realm.write { realm.create(MigratingPersonV2.self, value: ["id": 1, "fullName": "Grace Hopper"]) }
+      #expect(realm.object(ofType: MigratingPersonV2.self, forPrimaryKey: 1)?.fullName == "Grace Hopper")
     }
   }
 
   @Test func deleteDataForTypeReportsWhetherTheClassExisted() throws {
-    try withRConfDirectory { directory in
-      var config = rconfFileConfiguration(directory, "gone.realm", objectTypes: [RConfGone.self, RConfDog.self])
+    try withScratchDirectory { directory in
+      var config = scratchFileConfiguration(directory, "gone.realm", objectTypes: [Gone.self, ShelterDog.self])
       do {
         let realm = try Realm(configuration: config)
         try realm.write {
-          realm.create(RConfGone.self, value: [1])
-          realm.create(RConfDog.self, value: ["Rex", 3])
+          realm.create(Gone.self, value: [1])
+          realm.create(ShelterDog.self, value: ["Rex", 3])
         }
       }
-      config.objectTypes = [RConfDog.self]
+      config.objectTypes = [ShelterDog.self]
       config.schemaVersion = 1
       let results = Mutex<[Bool]>([])
       config.migrationBlock = { migration, _ in
-        let gone = migration.deleteData(forType: "RConfGone")
+        let gone = migration.deleteData(forType: "Gone")
         let none = migration.deleteData(forType: "NoSuchClass")
-        let dogs = migration.deleteData(forType: "RConfDog")
+        let dogs = migration.deleteData(forType: "ShelterDog")
         results.withLock { $0 = [gone, none, dogs] }
       }
       let realm = try Realm(configuration: config)
       #expect(results.withLock { $0 } == [true, false, true])
       // The deleted class's data is gone; a class still in the program keeps its (empty) table.
-      #expect(realm.schema["RConfGone"] == nil)
-      #expect(realm.objects(RConfDog.self).isEmpty)
+      #expect(realm.schema["Gone"] == nil)
+      #expect(realm.objects(ShelterDog.self).isEmpty)
     }
   }
 
   @Test func migrationDeleteAndCreate() throws {
-    try withRConfDirectory { directory in
+    try withScratchDirectory { directory in
       var config = try seedMigratingFile(directory)
       config.schemaVersion = 1
       config.migrationBlock = { migration, _ in
-        migration.enumerateObjects(ofType: "RConfMigrating") { oldObject, newObject in
+        migration.enumerateObjects(ofType: "MigratingPerson") { oldObject, newObject in
           if oldObject?["id"] as? Int == 1, let newObject { migration.delete(newObject) }
         }
         var remaining: [Int] = []
-        migration.enumerateObjects(ofType: "RConfMigrating") { oldObject, _ in
+        migration.enumerateObjects(ofType: "MigratingPerson") { oldObject, _ in
           remaining.append(oldObject?["id"] as? Int ?? -1)
         }
         #expect(remaining == [2])
-        migration.create("RConfMigrating", value: ["id": 3, "firstName": "Grace"])
+        migration.create("MigratingPerson", value: ["id": 3, "firstName": "Grace"])
       }
       let realm = try Realm(configuration: config)
-      #expect(realm.objects(RConfMigratingV1.self).sorted(byKeyPath: "id").map(\.id) == [2, 3])
-      #expect(realm.object(ofType: RConfMigratingV1.self, forPrimaryKey: 3)?.firstName == "Grace")
+      #expect(realm.objects(MigratingPersonV1.self).sorted(byKeyPath: "id").map(\.id) == [2, 3])
+      #expect(realm.object(ofType: MigratingPersonV1.self, forPrimaryKey: 3)?.firstName == "Grace")
     }
   }
 
   // MARK: Frozen Realms
 
   @Test func freezeAndThaw() throws {
-    let realm = try rconfRealm()
-    try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+    let realm = try shelterRealm()
+    try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
     #expect(!realm.isFrozen)
     let frozen = realm.freeze()
     #expect(frozen.isFrozen)
     #expect(frozen.freeze().isFrozen)
     #expect(frozen.autorefresh == false)
     #expect(frozen.refresh() == false)
-    #expect(frozen.objects(RConfDog.self).isFrozen)
+    #expect(frozen.objects(ShelterDog.self).isFrozen)
     // A frozen Realm keeps the version it was frozen at.
-    try realm.write { realm.create(RConfDog.self, value: ["Fido", 1]) }
-    #expect(frozen.objects(RConfDog.self).count == 1)
-    #expect(realm.objects(RConfDog.self).count == 2)
+    try realm.write { realm.create(ShelterDog.self, value: ["Fido", 1]) }
+    #expect(frozen.objects(ShelterDog.self).count == 1)
+    #expect(realm.objects(ShelterDog.self).count == 2)
     let thawed = frozen.thaw()
     #expect(!thawed.isFrozen)
     #expect(thawed == realm)
-    #expect(thawed.objects(RConfDog.self).count == 2)
+    #expect(thawed.objects(ShelterDog.self).count == 2)
     // Thawing a live Realm gives itself.
     #expect(realm.thaw() == realm)
   }
 
   @Test func frozenRealmRefusesTransactions() async {
     let begin = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let frozen = try rconfRealm().freeze()
+      let frozen = try shelterRealm().freeze()
       frozen.beginWrite()
     }
     #expect(stderrText(begin).contains("Can't perform transactions on a frozen Realm"))
     // `write` is a throwing API: Shoal throws the same text there (the issue asks for frozen
     // misuse to be a thrown error wherever the API throws; RealmSwift raises an exception).
-    let frozen = try? rconfRealm().freeze()
+    let frozen = try? shelterRealm().freeze()
     #expect {
       try frozen?.write {}
     } throws: { error in
@@ -565,17 +571,17 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func frozenValuesAreReadableOnOtherThreadsAndDoNotChange() throws {
-    let realm = try rconfRealm()
+    let realm = try shelterRealm()
     let owner = try realm.write {
-      realm.create(RConfOwner.self, value: ["id": 1, "name": "Ann", "dogs": [["Rex", 3], ["Fido", 1]]])
+      realm.create(Shelter.self, value: ["id": 1, "name": "Ann", "dogs": [["Rex", 3], ["Fido", 1]]])
     }
     nonisolated(unsafe) let frozenOwner = owner.freeze()
-    let frozenDogs = realm.objects(RConfDog.self).sorted(byKeyPath: "name").freeze()
+    let frozenDogs = realm.objects(ShelterDog.self).sorted(byKeyPath: "name").freeze()
     #expect(frozenOwner.isFrozen && frozenDogs.isFrozen)
     #expect(!owner.isFrozen)
     try realm.write {
       owner.name = "Bea"
-      realm.create(RConfDog.self, value: ["Spot", 2])
+      realm.create(ShelterDog.self, value: ["Spot", 2])
     }
     let seen = try resultOnOtherThread { () -> [String] in
       [frozenOwner.name, "\(frozenOwner.dogs.count)"] + frozenDogs.map(\.name)
@@ -588,20 +594,20 @@ struct ConfigurationAndTransactionTests {
   @Test func observingFrozenValuesFails() async {
     let message = "Frozen Realms do not change and do not have change notifications."
     let results = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let frozen = try rconfRealm().objects(RConfDog.self).freeze()
+      let frozen = try shelterRealm().objects(ShelterDog.self).freeze()
       let token = frozen.observe { _ in }
       token.invalidate()
     }
     #expect(stderrText(results).contains(message))
     let object = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try rconfRealm()
-      let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
-      let token = dog.freeze().observe { (_: ObjectChange<RConfDog>) in }
+      let realm = try shelterRealm()
+      let dog = try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
+      let token = dog.freeze().observe { (_: ObjectChange<ShelterDog>) in }
       token.invalidate()
     }
     #expect(stderrText(object).contains(message))
     let wholeRealm = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let frozen = try rconfRealm().freeze()
+      let frozen = try shelterRealm().freeze()
       let token = frozen.observe { _, _ in }
       token.invalidate()
     }
@@ -610,8 +616,8 @@ struct ConfigurationAndTransactionTests {
 
   @Test func modifyingAFrozenObjectFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try rconfRealm()
-      let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+      let realm = try shelterRealm()
+      let dog = try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
       let frozen = dog.freeze()
       try realm.write { frozen.name = "Max" }
     }
@@ -620,8 +626,8 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func thawingADeletedObjectGivesNil() throws {
-    let realm = try rconfRealm()
-    let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+    let realm = try shelterRealm()
+    let dog = try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
     let frozen = dog.freeze()
     #expect(frozen.thaw()?.name == "Rex")
     try realm.write { realm.delete(dog) }
@@ -632,13 +638,13 @@ struct ConfigurationAndTransactionTests {
   // MARK: ThreadSafeReference
 
   @Test func threadSafeReferencesResolveOnAnotherThread() throws {
-    let config = rconfMemoryConfiguration()
+    let config = shelterMemoryConfiguration()
     let realm = try Realm(configuration: config)
     let owner = try realm.write {
-      realm.create(RConfOwner.self, value: ["id": 1, "name": "Ann", "dogs": [["Rex", 3], ["Fido", 1]]])
+      realm.create(Shelter.self, value: ["id": 1, "name": "Ann", "dogs": [["Rex", 3], ["Fido", 1]]])
     }
     let ownerRef = ThreadSafeReference(to: owner)
-    let resultsRef = ThreadSafeReference(to: realm.objects(RConfDog.self).filter("age > 2"))
+    let resultsRef = ThreadSafeReference(to: realm.objects(ShelterDog.self).filter("age > 2"))
     let listRef = ThreadSafeReference(to: owner.dogs)
     #expect(!ownerRef.isInvalidated)
     let seen = try resultOnOtherThread { () -> [String] in
@@ -658,8 +664,8 @@ struct ConfigurationAndTransactionTests {
 
   @Test func resolvingAReferenceTwiceFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try rconfRealm()
-      let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+      let realm = try shelterRealm()
+      let dog = try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
       let reference = ThreadSafeReference(to: dog)
       #expect(realm.resolve(reference)?.name == "Rex")
       _ = realm.resolve(reference)
@@ -668,9 +674,9 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func resolvingADeletedObjectGivesNil() throws {
-    let config = rconfMemoryConfiguration()
+    let config = shelterMemoryConfiguration()
     let realm = try Realm(configuration: config)
-    let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+    let dog = try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
     let sameThread = ThreadSafeReference(to: dog)
     let otherThread = ThreadSafeReference(to: dog)
     try realm.write { realm.delete(dog) }
@@ -686,7 +692,7 @@ struct ConfigurationAndTransactionTests {
 
   @Test func referenceToAnUnmanagedObjectFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = ThreadSafeReference(to: RConfDog(value: ["Rex", 3]))
+      _ = ThreadSafeReference(to: ShelterDog(value: ["Rex", 3]))
     }
     #expect(stderrText(result).contains("Cannot construct reference to unmanaged object"))
   }
@@ -696,13 +702,13 @@ struct ConfigurationAndTransactionTests {
   @Test func beginWriteWhileInAWriteFails() async {
     let message = "The Realm is already in a write transaction"
     let begin = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try rconfRealm()
+      let realm = try shelterRealm()
       realm.beginWrite()
       realm.beginWrite()
     }
     #expect(stderrText(begin).contains(message))
     let nested = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try rconfRealm()
+      let realm = try shelterRealm()
       try realm.write { _ = try? realm.write {} }
     }
     #expect(stderrText(nested).contains(message))
@@ -711,7 +717,7 @@ struct ConfigurationAndTransactionTests {
   @Test func commitWriteWithoutAWriteThrows() async {
     // RealmSwift's `commitWrite()` reports realm-core's error as a thrown `Realm.Error`.
     await #expect(processExitsWith: .success) {
-      let realm = try rconfRealm()
+      let realm = try shelterRealm()
       let error = realmError { try realm.commitWrite() }
       #expect(error?.code == .fail)
       #expect(error?.localizedDescription.contains("Can't commit a non-existing write transaction") == true)
@@ -720,17 +726,17 @@ struct ConfigurationAndTransactionTests {
 
   @Test func cancelWriteWithoutAWriteFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      try rconfRealm().cancelWrite()
+      try shelterRealm().cancelWrite()
     }
     #expect(stderrText(result).contains("Can't cancel a non-existing write transaction"))
   }
 
   @Test func cancelWriteDiscardsTheTransaction() throws {
-    let realm = try rconfRealm()
+    let realm = try shelterRealm()
     #expect(!realm.isInWriteTransaction)
     realm.beginWrite()
     #expect(realm.isInWriteTransaction)
-    let dog = realm.create(RConfDog.self, value: ["Rex", 3])
+    let dog = realm.create(ShelterDog.self, value: ["Rex", 3])
     #expect(!realm.isEmpty)
     realm.cancelWrite()
     #expect(!realm.isInWriteTransaction)
@@ -738,43 +744,43 @@ struct ConfigurationAndTransactionTests {
     #expect(dog.isInvalidated)
     // Cancelling inside `write` ends the transaction without committing and without an error.
     try realm.write {
-      realm.create(RConfDog.self, value: ["Fido", 1])
+      realm.create(ShelterDog.self, value: ["Fido", 1])
       realm.cancelWrite()
       #expect(!realm.isInWriteTransaction)
     }
-    #expect(realm.objects(RConfDog.self).isEmpty)
+    #expect(realm.objects(ShelterDog.self).isEmpty)
     // An error thrown by the block cancels the transaction and is rethrown.
     struct Intentional: Error {}
     #expect(throws: Intentional.self) {
       try realm.write {
-        realm.create(RConfDog.self, value: ["Spot", 2])
+        realm.create(ShelterDog.self, value: ["Spot", 2])
         throw Intentional()
       }
     }
     #expect(!realm.isInWriteTransaction)
-    #expect(realm.objects(RConfDog.self).isEmpty)
+    #expect(realm.objects(ShelterDog.self).isEmpty)
   }
 
   @Test func invalidateEndsTheWriteAndInvalidatesAccessors() throws {
-    let realm = try rconfRealm()
-    let dog = try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
-    let results = realm.objects(RConfDog.self)
+    let realm = try shelterRealm()
+    let dog = try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
+    let results = realm.objects(ShelterDog.self)
     #expect(results.count == 1)
     realm.beginWrite()
-    realm.create(RConfDog.self, value: ["Fido", 1])
+    realm.create(ShelterDog.self, value: ["Fido", 1])
     realm.invalidate()
     #expect(!realm.isInWriteTransaction)
     #expect(dog.isInvalidated)
     #expect(results.isInvalidated)
     // A new query reads the newest version; the write was rolled back.
-    #expect(realm.objects(RConfDog.self).map(\.name) == ["Rex"])
+    #expect(realm.objects(ShelterDog.self).map(\.name) == ["Rex"])
   }
 
   @Test func readingResultsAfterInvalidateFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try rconfRealm()
-      try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
-      let results = realm.objects(RConfDog.self).filter("age > 1")
+      let realm = try shelterRealm()
+      try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
+      let results = realm.objects(ShelterDog.self).filter("age > 1")
       #expect(results.count == 1)
       realm.invalidate()
       _ = results.count
@@ -783,58 +789,58 @@ struct ConfigurationAndTransactionTests {
   }
 
   @Test func refreshReportsWhetherTheVersionChanged() throws {
-    let config = rconfMemoryConfiguration()
+    let config = shelterMemoryConfiguration()
     let realm = try Realm(configuration: config)
     #expect(realm.autorefresh == true)
-    try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+    try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
     #expect(realm.refresh() == false)
     realm.autorefresh = false
     #expect(realm.autorefresh == false)
     try resultOnOtherThread {
       let other = try Realm(configuration: config)
-      try other.write { other.create(RConfDog.self, value: ["Fido", 1]) }
+      try other.write { other.create(ShelterDog.self, value: ["Fido", 1]) }
     }
-    #expect(realm.objects(RConfDog.self).count == 1)
+    #expect(realm.objects(ShelterDog.self).count == 1)
     #expect(realm.refresh())
-    #expect(realm.objects(RConfDog.self).count == 2)
+    #expect(realm.objects(ShelterDog.self).count == 2)
     #expect(realm.refresh() == false)
   }
 
   // MARK: Realm notifications
 
   @Test func realmObserveDeliversDidChangeAfterEachCommit() throws {
-    let realm = try rconfRealm()
+    let realm = try shelterRealm()
     let received = Mutex<[Realm.Notification]>([])
     let token = realm.observe { notification, observed in
       #expect(observed == realm)
       received.withLock { $0.append(notification) }
     }
     #expect(received.withLock { $0 }.isEmpty)
-    try realm.write { realm.create(RConfDog.self, value: ["Rex", 3]) }
+    try realm.write { realm.create(ShelterDog.self, value: ["Rex", 3]) }
     // A Realm's own commits notify its observers synchronously.
     #expect(received.withLock { $0 } == [.didChange])
     try realm.write {}
     #expect(received.withLock { $0 } == [.didChange, .didChange])
     token.invalidate()
-    try realm.write { realm.create(RConfDog.self, value: ["Fido", 1]) }
+    try realm.write { realm.create(ShelterDog.self, value: ["Fido", 1]) }
     #expect(received.withLock { $0.count } == 2)
   }
 
   @Test func writeWithoutNotifyingSkipsOnlyTheGivenTokens() throws {
-    let realm = try rconfRealm()
+    let realm = try shelterRealm()
     let skippedCalls = Mutex(0)
     let otherCalls = Mutex(0)
     let skipped = realm.observe { _, _ in skippedCalls.withLock { $0 += 1 } }
     let other = realm.observe { _, _ in otherCalls.withLock { $0 += 1 } }
-    try realm.write(withoutNotifying: [skipped]) { realm.create(RConfDog.self, value: ["Rex", 3]) }
+    try realm.write(withoutNotifying: [skipped]) { realm.create(ShelterDog.self, value: ["Rex", 3]) }
     #expect(skippedCalls.withLock { $0 } == 0)
     #expect(otherCalls.withLock { $0 } == 1)
     // Only that transaction is skipped.
-    try realm.write { realm.create(RConfDog.self, value: ["Fido", 1]) }
+    try realm.write { realm.create(ShelterDog.self, value: ["Fido", 1]) }
     #expect(skippedCalls.withLock { $0 } == 1)
     #expect(otherCalls.withLock { $0 } == 2)
     realm.beginWrite()
-    realm.create(RConfDog.self, value: ["Spot", 2])
+    realm.create(ShelterDog.self, value: ["Spot", 2])
     try realm.commitWrite(withoutNotifying: [skipped, other])
     #expect(skippedCalls.withLock { $0 } == 1)
     #expect(otherCalls.withLock { $0 } == 2)

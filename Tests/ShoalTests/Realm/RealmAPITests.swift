@@ -7,92 +7,95 @@ import Testing
 // exceptions (Shoal: fatal errors) are checked with exit tests, whose standard error must
 // contain RealmSwift's message.
 
-// MARK: - Models (names prefixed `Conf`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (nested in the suite; every Realm here lists them in `objectTypes`)
 
-enum ConfColor: String, PersistableEnum {
-  case red, green
+extension RealmAPITests {
+  enum Color: String, PersistableEnum {
+    case red, green
+  }
+
+  enum Rank: Int, PersistableEnum {
+    case low = 1, high = 2
+  }
+
+  final class PostalAddress: EmbeddedObject {
+    @Persisted var street = ""
+    @Persisted var city = ""
+  }
+
+  final class ClubDog: Object {
+    @Persisted var name = ""
+    @Persisted var age = 0
+    @Persisted(originProperty: "dogs") var owners: LinkingObjects<ClubMember>
+  }
+
+  final class ClubMember: Object {
+    @Persisted(primaryKey: true) var id = 0
+    @Persisted(indexed: true) var name = ""
+    @Persisted var age = 0
+    @Persisted var nickname: String?
+    @Persisted var bestFriend: ClubDog?
+    @Persisted var dogs: List<ClubDog>
+    @Persisted var tags: List<String>
+    @Persisted var optionalTags: List<String?>
+    @Persisted var luckyNumbers: MutableSet<Int>
+    @Persisted var scores: Map<String, Double>
+    @Persisted var address: PostalAddress?
+  }
+
+  /// A class without a primary key.
+  final class UnkeyedNote: Object {
+    @Persisted var text = ""
+  }
+
+  final class StringKeyed: Object {
+    @Persisted(primaryKey: true) var key = ""
+    @Persisted var value = 0
+  }
+
+  final class AllPropertyTypes: Object {
+    @Persisted(primaryKey: true) var _id: ObjectId
+    @Persisted var bool = false
+    @Persisted var int = 0
+    @Persisted var int8: Int8 = 0
+    @Persisted var int16: Int16 = 0
+    @Persisted var int32: Int32 = 0
+    @Persisted var int64: Int64 = 0
+    @Persisted var float: Float = 0
+    @Persisted var double: Double = 0
+    @Persisted var string = ""
+    @Persisted var data = Data()
+    @Persisted var date = Date(timeIntervalSince1970: 0)
+    @Persisted var decimal: Decimal128
+    @Persisted var uuid: UUID
+    @Persisted var any: AnyRealmValue
+    @Persisted var color = Color.red
+    @Persisted var rank: Rank?
+    @Persisted var optDouble: Double?
+    @Persisted var optDate: Date?
+    @Persisted var dogMap: Map<String, ClubDog?>
+    @Persisted var dogSet: MutableSet<ClubDog>
+  }
+
+  /// The classes every Realm of these tests lists in `objectTypes`.
+  static let modelTypes: [ObjectBase.Type] = [
+    PostalAddress.self, ClubDog.self, ClubMember.self, UnkeyedNote.self, StringKeyed.self, AllPropertyTypes.self,
+  ]
 }
 
-enum ConfRank: Int, PersistableEnum {
-  case low = 1, high = 2
+/// A fresh in-memory configuration holding only the classes above.
+private func apiConfiguration() -> Realm.Configuration {
+  Realm.Configuration(inMemoryIdentifier: "conformance-" + UUID().uuidString, objectTypes: RealmAPITests.modelTypes)
 }
 
-final class ConfAddress: EmbeddedObject {
-  @Persisted var street = ""
-  @Persisted var city = ""
-}
-
-final class ConfDog: Object {
-  @Persisted var name = ""
-  @Persisted var age = 0
-  @Persisted(originProperty: "dogs") var owners: LinkingObjects<ConfPerson>
-}
-
-final class ConfPerson: Object {
-  @Persisted(primaryKey: true) var id = 0
-  @Persisted(indexed: true) var name = ""
-  @Persisted var age = 0
-  @Persisted var nickname: String?
-  @Persisted var bestFriend: ConfDog?
-  @Persisted var dogs: List<ConfDog>
-  @Persisted var tags: List<String>
-  @Persisted var optionalTags: List<String?>
-  @Persisted var luckyNumbers: MutableSet<Int>
-  @Persisted var scores: Map<String, Double>
-  @Persisted var address: ConfAddress?
-}
-
-/// A class without a primary key.
-final class ConfNote: Object {
-  @Persisted var text = ""
-}
-
-final class ConfStringKey: Object {
-  @Persisted(primaryKey: true) var key = ""
-  @Persisted var value = 0
-}
-
-final class ConfAllTypes: Object {
-  @Persisted(primaryKey: true) var _id: ObjectId
-  @Persisted var bool = false
-  @Persisted var int = 0
-  @Persisted var int8: Int8 = 0
-  @Persisted var int16: Int16 = 0
-  @Persisted var int32: Int32 = 0
-  @Persisted var int64: Int64 = 0
-  @Persisted var float: Float = 0
-  @Persisted var double: Double = 0
-  @Persisted var string = ""
-  @Persisted var data = Data()
-  @Persisted var date = Date(timeIntervalSince1970: 0)
-  @Persisted var decimal: Decimal128
-  @Persisted var uuid: UUID
-  @Persisted var any: AnyRealmValue
-  @Persisted var color = ConfColor.red
-  @Persisted var rank: ConfRank?
-  @Persisted var optDouble: Double?
-  @Persisted var optDate: Date?
-  @Persisted var dogMap: Map<String, ConfDog?>
-  @Persisted var dogSet: MutableSet<ConfDog>
-}
-
-private let confObjectTypes: [ObjectBase.Type] = [
-  ConfAddress.self, ConfDog.self, ConfPerson.self, ConfNote.self, ConfStringKey.self, ConfAllTypes.self,
-]
-
-/// A fresh in-memory configuration holding only the `Conf` classes.
-private func confConfiguration() -> Realm.Configuration {
-  Realm.Configuration(inMemoryIdentifier: "conformance-" + UUID().uuidString, objectTypes: confObjectTypes)
-}
-
-private func confRealm() throws -> Realm { try Realm(configuration: confConfiguration()) }
+private func apiRealm() throws -> Realm { try Realm(configuration: apiConfiguration()) }
 
 @Suite("Realm API")
 struct RealmAPITests {
   // MARK: Object.init(value:)
 
   @Test func initFromDictionarySetsGivenPropertiesAndKeepsDefaults() {
-    let person = ConfPerson(value: ["id": 1, "name": "Ann"])
+    let person = ClubMember(value: ["id": 1, "name": "Ann"])
     #expect(person.realm == nil)
     #expect(person.id == 1)
     #expect(person.name == "Ann")
@@ -102,13 +105,13 @@ struct RealmAPITests {
   }
 
   @Test func initFromArrayUsesPropertyOrder() {
-    let dog = ConfDog(value: ["Rex", 3])
+    let dog = ClubDog(value: ["Rex", 3])
     #expect(dog.name == "Rex")
     #expect(dog.age == 3)
   }
 
   @Test func initFromNestedValuesBuildsLinkedObjects() {
-    let person = ConfPerson(value: [
+    let person = ClubMember(value: [
       "id": 2,
       "bestFriend": ["name": "Fido", "age": 2],
       "dogs": [["Rex", 1], ["name": "Spot"]],
@@ -124,15 +127,15 @@ struct RealmAPITests {
   }
 
   @Test func initFromObjectCopiesItsValues() throws {
-    let original = ConfDog(value: ["name": "Rex", "age": 4])
-    let copy = ConfDog(value: original)
+    let original = ClubDog(value: ["name": "Rex", "age": 4])
+    let copy = ClubDog(value: original)
     #expect(copy !== original)
     #expect(copy.name == "Rex" && copy.age == 4)
 
     // A copy of a managed object is a new, unmanaged object.
-    let realm = try confRealm()
+    let realm = try apiRealm()
     try realm.write { realm.add(original) }
-    let unmanaged = ConfDog(value: original)
+    let unmanaged = ClubDog(value: original)
     #expect(unmanaged.realm == nil)
     #expect(unmanaged.name == "Rex")
   }
@@ -140,19 +143,19 @@ struct RealmAPITests {
   /// RealmSwift accepts fewer array values than properties; the rest keep their defaults.
   @Test func initFromShorterArrayLeavesRemainingDefaults() async {
     await #expect(processExitsWith: .success) {
-      let person = ConfPerson(value: [7, "Bo"])
+      let person = ClubMember(value: [7, "Bo"])
       #expect(person.id == 7)
       #expect(person.name == "Bo")
       #expect(person.age == 0)
-      let realm = try confRealm()
-      let created = try realm.write { realm.create(ConfPerson.self, value: [3, "Cy", 40]) }
+      let realm = try apiRealm()
+      let created = try realm.write { realm.create(ClubMember.self, value: [3, "Cy", 40]) }
       #expect(created.id == 3 && created.name == "Cy" && created.age == 40)
     }
   }
 
   @Test func initFromLongerArrayFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = ConfDog(value: ["Rex", 3, "extra"])
+      _ = ClubDog(value: ["Rex", 3, "extra"])
     }
     #expect(stderrText(result).contains("Invalid array input: more values (3) than properties (2)."))
   }
@@ -160,45 +163,45 @@ struct RealmAPITests {
   /// A dictionary is read by property name: keys that are not properties are ignored.
   @Test func initFromDictionaryIgnoresUnknownKeys() async {
     await #expect(processExitsWith: .success) {
-      let dog = ConfDog(value: ["name": "Rex", "colour": "brown"])
+      let dog = ClubDog(value: ["name": "Rex", "colour": "brown"])
       #expect(dog.name == "Rex")
     }
   }
 
   @Test func initWithValueOfWrongTypeFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = ConfDog(value: ["name": "Rex", "age": "old"])
+      _ = ClubDog(value: ["name": "Rex", "age": "old"])
     }
     let text = stderrText(result)
     #expect(text.contains("Invalid value 'old' of type '"))
-    #expect(text.contains("' for 'int' property 'ConfDog.age'."))
+    #expect(text.contains("' for 'int' property 'ClubDog.age'."))
   }
 
   @Test func initFromNonCollectionValueFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = ConfDog(value: 42)
+      _ = ClubDog(value: 42)
     }
     #expect(
-      stderrText(result).contains("Invalid value '42' to initialize object of type 'ConfDog': missing key 'name'"))
+      stderrText(result).contains("Invalid value '42' to initialize object of type 'ClubDog': missing key 'name'"))
   }
 
   @Test func createCopiesValuesIntoTheRealm() throws {
-    let realm = try confRealm()
-    let source = ConfDog(value: ["Rex", 5])
-    let created = try realm.write { realm.create(ConfDog.self, value: source) }
+    let realm = try apiRealm()
+    let source = ClubDog(value: ["Rex", 5])
+    let created = try realm.write { realm.create(ClubDog.self, value: source) }
     #expect(created.realm != nil)
     #expect(source.realm == nil)
     #expect(created.name == "Rex" && created.age == 5)
-    let fromDictionary = try realm.write { realm.create(ConfPerson.self, value: ["id": 3, "name": "Cy", "age": 40]) }
+    let fromDictionary = try realm.write { realm.create(ClubMember.self, value: ["id": 3, "name": "Cy", "age": 40]) }
     #expect(fromDictionary.id == 3 && fromDictionary.name == "Cy" && fromDictionary.age == 40)
     #expect(fromDictionary.tags.isEmpty)
-    #expect(realm.objects(ConfDog.self).count == 1)
+    #expect(realm.objects(ClubDog.self).count == 1)
   }
 
   // MARK: Subscripts and dynamic access
 
   @Test func unmanagedSubscriptGetsAndSets() {
-    let person = ConfPerson()
+    let person = ClubMember()
     #expect(person["nickname"] == nil)
     person["name"] = "Ann"
     person["age"] = 31
@@ -211,12 +214,12 @@ struct RealmAPITests {
   }
 
   @Test func managedSubscriptGetsAndSetsInsideWrite() throws {
-    let realm = try confRealm()
-    let person = ConfPerson(value: ["id": 1, "name": "Ann", "bestFriend": ["name": "Rex"], "tags": ["a"]])
+    let realm = try apiRealm()
+    let person = ClubMember(value: ["id": 1, "name": "Ann", "bestFriend": ["name": "Rex"], "tags": ["a"]])
     try realm.write { realm.add(person) }
     #expect(person["name"] as? String == "Ann")
     #expect(person["nickname"] == nil)
-    #expect((person["bestFriend"] as? ConfDog)?.name == "Rex")
+    #expect((person["bestFriend"] as? ClubDog)?.name == "Rex")
     #expect((person["tags"] as? List<String>).map(Array.init) == ["a"])
     try realm.write {
       person["name"] = "Bea"
@@ -235,27 +238,27 @@ struct RealmAPITests {
 
   @Test func managedSubscriptOfUnknownPropertyFails() async {
     let getResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let person = ConfPerson(value: ["id": 1])
+      let realm = try apiRealm()
+      let person = ClubMember(value: ["id": 1])
       try realm.write { realm.add(person) }
       _ = person["bogus"]
     }
-    #expect(stderrText(getResult).contains("Invalid property name 'bogus' for class 'ConfPerson'."))
+    #expect(stderrText(getResult).contains("Invalid property name 'bogus' for class 'ClubMember'."))
     let setResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let person = ConfPerson(value: ["id": 1])
+      let realm = try apiRealm()
+      let person = ClubMember(value: ["id": 1])
       try realm.write {
         realm.add(person)
         person["bogus"] = 1
       }
     }
-    #expect(stderrText(setResult).contains("Invalid property name 'bogus' for class 'ConfPerson'."))
+    #expect(stderrText(setResult).contains("Invalid property name 'bogus' for class 'ClubMember'."))
   }
 
   @Test func managedSubscriptSetOfWrongTypeFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let person = ConfPerson(value: ["id": 1])
+      let realm = try apiRealm()
+      let person = ClubMember(value: ["id": 1])
       try realm.write {
         realm.add(person)
         person["age"] = "old"
@@ -263,30 +266,30 @@ struct RealmAPITests {
     }
     let text = stderrText(result)
     #expect(text.contains("Invalid value 'old' of type '"))
-    #expect(text.contains("' for 'int' property 'ConfPerson.age'."))
+    #expect(text.contains("' for 'int' property 'ClubMember.age'."))
   }
 
   @Test func dynamicListGivesDynamicObjects() async throws {
-    let realm = try confRealm()
-    let person = ConfPerson(value: ["id": 1, "dogs": [["Rex", 1], ["Spot", 2]]])
+    let realm = try apiRealm()
+    let person = ClubMember(value: ["id": 1, "dogs": [["Rex", 1], ["Spot", 2]]])
     try realm.write { realm.add(person) }
     let list = person.dynamicList("dogs")
     #expect(list.count == 2)
     #expect(list[0]["name"] as? String == "Rex")
     #expect(list[1]["age"] as? Int == 2)
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let person = ConfPerson(value: ["id": 1])
+      let realm = try apiRealm()
+      let person = ClubMember(value: ["id": 1])
       try realm.write { realm.add(person) }
       _ = person.dynamicList("noSuchList")
     }
-    #expect(stderrText(result).contains("Invalid property name 'noSuchList' for class 'ConfPerson'."))
+    #expect(stderrText(result).contains("Invalid property name 'noSuchList' for class 'ClubMember'."))
   }
 
   @Test func primaryKeyCannotChangeAfterInsertion() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let person = ConfPerson(value: ["id": 1])
+      let realm = try apiRealm()
+      let person = ClubMember(value: ["id": 1])
       try realm.write {
         realm.add(person)
         person.id = 2
@@ -299,45 +302,45 @@ struct RealmAPITests {
   // MARK: Schema introspection
 
   @Test func schemaListsConfiguredClasses() throws {
-    let realm = try confRealm()
+    let realm = try apiRealm()
     let schema = realm.schema
     #expect(
       Set(schema.objectSchema.map(\.className))
-        == ["ConfAddress", "ConfDog", "ConfPerson", "ConfNote", "ConfStringKey", "ConfAllTypes"])
-    #expect(schema["ConfPerson"]?.className == "ConfPerson")
+        == ["PostalAddress", "ClubDog", "ClubMember", "UnkeyedNote", "StringKeyed", "AllPropertyTypes"])
+    #expect(schema["ClubMember"]?.className == "ClubMember")
     #expect(schema["NoSuchClass"] == nil)
     #expect(schema["Person"] == nil)
     #expect(schema == realm.schema)
   }
 
   @Test func objectSchemaPropertiesAreInDeclarationOrderWithoutLinkingObjects() throws {
-    let schema = try confRealm().schema
-    #expect(schema["ConfDog"]?.properties.map(\.name) == ["name", "age"])
+    let schema = try apiRealm().schema
+    #expect(schema["ClubDog"]?.properties.map(\.name) == ["name", "age"])
     #expect(
-      schema["ConfPerson"]?.properties.map(\.name) == [
+      schema["ClubMember"]?.properties.map(\.name) == [
         "id", "name", "age", "nickname", "bestFriend", "dogs", "tags", "optionalTags", "luckyNumbers", "scores",
         "address",
       ])
-    let dog = try #require(schema["ConfDog"])
+    let dog = try #require(schema["ClubDog"])
     #expect(dog["name"]?.name == "name")
     #expect(dog["owners"]?.type == .linkingObjects)
     #expect(dog["noSuchProperty"] == nil)
   }
 
   @Test func primaryKeyProperty() throws {
-    let schema = try confRealm().schema
-    let personKey = try #require(schema["ConfPerson"]?.primaryKeyProperty)
+    let schema = try apiRealm().schema
+    let personKey = try #require(schema["ClubMember"]?.primaryKeyProperty)
     #expect(personKey.name == "id")
     #expect(personKey.isPrimary)
     #expect(personKey.type == .int)
-    #expect(schema["ConfStringKey"]?.primaryKeyProperty?.name == "key")
-    #expect(schema["ConfStringKey"]?.primaryKeyProperty?.type == .string)
-    #expect(schema["ConfNote"]?.primaryKeyProperty == nil)
-    #expect(schema["ConfPerson"]?["name"]?.isPrimary == false)
+    #expect(schema["StringKeyed"]?.primaryKeyProperty?.name == "key")
+    #expect(schema["StringKeyed"]?.primaryKeyProperty?.type == .string)
+    #expect(schema["UnkeyedNote"]?.primaryKeyProperty == nil)
+    #expect(schema["ClubMember"]?["name"]?.isPrimary == false)
   }
 
   @Test func propertyTypeOfEachPersistedType() throws {
-    let all = try #require(try confRealm().schema["ConfAllTypes"])
+    let all = try #require(try apiRealm().schema["AllPropertyTypes"])
     let expected: [(String, PropertyType)] = [
       ("_id", .objectId), ("bool", .bool), ("int", .int), ("float", .float), ("double", .double),
       ("string", .string), ("data", .data), ("date", .date), ("decimal", .decimal128), ("uuid", .UUID),
@@ -346,7 +349,7 @@ struct RealmAPITests {
     for (name, type) in expected {
       #expect(all[name]?.type == type, "\(name)")
     }
-    let person = try #require(try confRealm().schema["ConfPerson"])
+    let person = try #require(try apiRealm().schema["ClubMember"])
     #expect(person["bestFriend"]?.type == .object)
     #expect(person["dogs"]?.type == .object)
     #expect(person["address"]?.type == .object)
@@ -364,8 +367,8 @@ struct RealmAPITests {
   }
 
   @Test func propertyOptionality() throws {
-    let schema = try confRealm().schema
-    let person = try #require(schema["ConfPerson"])
+    let schema = try apiRealm().schema
+    let person = try #require(schema["ClubMember"])
     #expect(person["name"]?.isOptional == false)
     #expect(person["nickname"]?.isOptional == true)
     #expect(person["bestFriend"]?.isOptional == true)
@@ -373,38 +376,38 @@ struct RealmAPITests {
     #expect(person["dogs"]?.isOptional == false)
     #expect(person["tags"]?.isOptional == false)
     #expect(person["optionalTags"]?.isOptional == true)
-    #expect(schema["ConfAllTypes"]?["optDouble"]?.isOptional == true)
-    #expect(schema["ConfAllTypes"]?["optDate"]?.isOptional == true)
-    #expect(schema["ConfAllTypes"]?["dogMap"]?.isOptional == true)
-    #expect(schema["ConfDog"]?["owners"]?.isOptional == false)
+    #expect(schema["AllPropertyTypes"]?["optDouble"]?.isOptional == true)
+    #expect(schema["AllPropertyTypes"]?["optDate"]?.isOptional == true)
+    #expect(schema["AllPropertyTypes"]?["dogMap"]?.isOptional == true)
+    #expect(schema["ClubDog"]?["owners"]?.isOptional == false)
   }
 
   @Test func propertyIndexing() throws {
-    let schema = try confRealm().schema
-    let person = try #require(schema["ConfPerson"])
+    let schema = try apiRealm().schema
+    let person = try #require(schema["ClubMember"])
     #expect(person["id"]?.isIndexed == true)  // primary keys are indexed
     #expect(person["name"]?.isIndexed == true)
     #expect(person["age"]?.isIndexed == false)
     #expect(person["bestFriend"]?.isIndexed == false)
-    #expect(schema["ConfAllTypes"]?["float"]?.isIndexed == false)
+    #expect(schema["AllPropertyTypes"]?["float"]?.isIndexed == false)
   }
 
   @Test func propertyObjectClassName() throws {
-    let schema = try confRealm().schema
-    let person = try #require(schema["ConfPerson"])
-    #expect(person["bestFriend"]?.objectClassName == "ConfDog")
-    #expect(person["dogs"]?.objectClassName == "ConfDog")
-    #expect(person["address"]?.objectClassName == "ConfAddress")
+    let schema = try apiRealm().schema
+    let person = try #require(schema["ClubMember"])
+    #expect(person["bestFriend"]?.objectClassName == "ClubDog")
+    #expect(person["dogs"]?.objectClassName == "ClubDog")
+    #expect(person["address"]?.objectClassName == "PostalAddress")
     #expect(person["name"]?.objectClassName == nil)
     #expect(person["tags"]?.objectClassName == nil)
-    #expect(schema["ConfDog"]?["owners"]?.objectClassName == "ConfPerson")
-    #expect(schema["ConfAllTypes"]?["dogMap"]?.objectClassName == "ConfDog")
-    #expect(schema["ConfAllTypes"]?["dogSet"]?.objectClassName == "ConfDog")
+    #expect(schema["ClubDog"]?["owners"]?.objectClassName == "ClubMember")
+    #expect(schema["AllPropertyTypes"]?["dogMap"]?.objectClassName == "ClubDog")
+    #expect(schema["AllPropertyTypes"]?["dogSet"]?.objectClassName == "ClubDog")
   }
 
   @Test func propertyCollectionFlags() throws {
-    let schema = try confRealm().schema
-    let person = try #require(schema["ConfPerson"])
+    let schema = try apiRealm().schema
+    let person = try #require(schema["ClubMember"])
     for (name, array, set, map) in [
       ("name", false, false, false), ("bestFriend", false, false, false), ("dogs", true, false, false),
       ("tags", true, false, false), ("luckyNumbers", false, true, false), ("scores", false, false, true),
@@ -413,29 +416,29 @@ struct RealmAPITests {
       #expect(person[name]?.isSet == set, "\(name).isSet")
       #expect(person[name]?.isMap == map, "\(name).isMap")
     }
-    #expect(schema["ConfAllTypes"]?["dogSet"]?.isSet == true)
-    #expect(schema["ConfAllTypes"]?["dogMap"]?.isMap == true)
+    #expect(schema["AllPropertyTypes"]?["dogSet"]?.isSet == true)
+    #expect(schema["AllPropertyTypes"]?["dogMap"]?.isMap == true)
   }
 
   /// RealmSwift describes a `LinkingObjects` property as an array of the origin class.
   @Test func linkingObjectsPropertyIsAnArrayOfTheOriginClass() throws {
-    let owners = try #require(try confRealm().schema["ConfDog"]?["owners"])
+    let owners = try #require(try apiRealm().schema["ClubDog"]?["owners"])
     #expect(owners.type == .linkingObjects)
-    #expect(owners.objectClassName == "ConfPerson")
+    #expect(owners.objectClassName == "ClubMember")
     #expect(owners.isArray)
     #expect(!owners.isSet && !owners.isMap)
   }
 
   /// `Property.description` is RLMProperty's: the linked class right after the type.
   @Test func propertyDescriptionMatchesRLMProperty() throws {
-    let person = try #require(try confRealm().schema["ConfPerson"])
+    let person = try #require(try apiRealm().schema["ClubMember"])
     #expect(
       person["age"]?.description
         == "age {\n\ttype = int;\n\tcolumnName = age;\n\tindexed = NO;\n\tisPrimary = NO;\n\tarray = NO;\n"
         + "\tset = NO;\n\tdictionary = NO;\n\toptional = NO;\n}")
     #expect(
       person["bestFriend"]?.description
-        == "bestFriend {\n\ttype = object;\n\tobjectClassName = ConfDog;\n\tlinkOriginPropertyName = (null);\n"
+        == "bestFriend {\n\ttype = object;\n\tobjectClassName = ClubDog;\n\tlinkOriginPropertyName = (null);\n"
         + "\tcolumnName = bestFriend;\n\tindexed = NO;\n\tisPrimary = NO;\n\tarray = NO;\n\tset = NO;\n"
         + "\tdictionary = NO;\n\toptional = YES;\n}")
     // A mixed property holds nil without being optional, as RealmSwift prints it.
@@ -461,56 +464,56 @@ struct RealmAPITests {
   }
 
   @Test func objectSchemaOfInstancesAndClassName() throws {
-    #expect(ConfPerson.className() == "ConfPerson")
-    #expect(ConfPerson().objectSchema.className == "ConfPerson")
-    let realm = try confRealm()
-    let person = ConfPerson(value: ["id": 1])
+    #expect(ClubMember.className() == "ClubMember")
+    #expect(ClubMember().objectSchema.className == "ClubMember")
+    let realm = try apiRealm()
+    let person = ClubMember(value: ["id": 1])
     try realm.write { realm.add(person) }
-    #expect(person.objectSchema == realm.schema["ConfPerson"])
-    #expect(person.objectSchema != realm.schema["ConfDog"])
-    let objectClass: AnyClass = try #require(realm.schema["ConfPerson"]?.objectClass)
-    #expect(ObjectIdentifier(objectClass) == ObjectIdentifier(ConfPerson.self))
-    #expect(realm.schema["ConfAddress"]?.isEmbedded == true)
-    #expect(realm.schema["ConfPerson"]?.isEmbedded == false)
+    #expect(person.objectSchema == realm.schema["ClubMember"])
+    #expect(person.objectSchema != realm.schema["ClubDog"])
+    let objectClass: AnyClass = try #require(realm.schema["ClubMember"]?.objectClass)
+    #expect(ObjectIdentifier(objectClass) == ObjectIdentifier(ClubMember.self))
+    #expect(realm.schema["PostalAddress"]?.isEmbedded == true)
+    #expect(realm.schema["ClubMember"]?.isEmbedded == false)
   }
 
   // MARK: Errors of adding and writing
 
   @Test func duplicatePrimaryKeyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
+      let realm = try apiRealm()
       try realm.write {
-        realm.add(ConfPerson(value: ["id": 1, "name": "Ann"]))
-        realm.add(ConfPerson(value: ["id": 1, "name": "Bea"]))
+        realm.add(ClubMember(value: ["id": 1, "name": "Ann"]))
+        realm.add(ClubMember(value: ["id": 1, "name": "Bea"]))
       }
     }
     #expect(
       stderrText(result).contains(
-        "Attempting to create an object of type 'ConfPerson' with an existing primary key value '1'."))
+        "Attempting to create an object of type 'ClubMember' with an existing primary key value '1'."))
     let stringResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
+      let realm = try apiRealm()
       try realm.write {
-        realm.create(ConfStringKey.self, value: ["a", 1])
-        realm.create(ConfStringKey.self, value: ["key": "a", "value": 2])
+        realm.create(StringKeyed.self, value: ["a", 1])
+        realm.create(StringKeyed.self, value: ["key": "a", "value": 2])
       }
     }
     #expect(
       stderrText(stringResult).contains(
-        "Attempting to create an object of type 'ConfStringKey' with an existing primary key value 'a'."))
+        "Attempting to create an object of type 'StringKeyed' with an existing primary key value 'a'."))
   }
 
   @Test func updatingAClassWithoutPrimaryKeyFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      try realm.write { realm.add(ConfNote(value: ["x"]), update: .modified) }
+      let realm = try apiRealm()
+      try realm.write { realm.add(UnkeyedNote(value: ["x"]), update: .modified) }
     }
-    #expect(stderrText(result).contains("'ConfNote' does not have a primary key and can not be updated"))
+    #expect(stderrText(result).contains("'UnkeyedNote' does not have a primary key and can not be updated"))
   }
 
   @Test func settingAPropertyOutsideAWriteTransactionFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let realm = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try realm.write { realm.add(dog) }
       dog.age = 2
     }
@@ -522,16 +525,16 @@ struct RealmAPITests {
 
   @Test func addingOrDeletingOutsideAWriteTransactionFails() async {
     let addResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      realm.add(ConfDog(value: ["Rex", 1]))
+      let realm = try apiRealm()
+      realm.add(ClubDog(value: ["Rex", 1]))
     }
     #expect(
       stderrText(addResult).contains(
         "Can only add, remove, or create objects in a Realm in a write transaction - call beginWriteTransaction on an RLMRealm instance first."
       ))
     let deleteResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let realm = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try realm.write { realm.add(dog) }
       realm.delete(dog)
     }
@@ -542,15 +545,15 @@ struct RealmAPITests {
   }
 
   @Test func deletedObjectIsInvalidatedAndCannotBeRead() async throws {
-    let realm = try confRealm()
-    let dog = ConfDog(value: ["Rex", 1])
+    let realm = try apiRealm()
+    let dog = ClubDog(value: ["Rex", 1])
     try realm.write { realm.add(dog) }
     #expect(!dog.isInvalidated)
     try realm.write { realm.delete(dog) }
     #expect(dog.isInvalidated)
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let realm = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try realm.write { realm.add(dog) }
       try realm.write { realm.delete(dog) }
       _ = dog.name
@@ -560,8 +563,8 @@ struct RealmAPITests {
 
   @Test func addingADeletedObjectFails() async {
     let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let realm = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try realm.write { realm.add(dog) }
       try realm.write {
         realm.delete(dog)
@@ -573,9 +576,9 @@ struct RealmAPITests {
 
   @Test func objectsOfOtherRealmsCannotBeAddedOrDeleted() async {
     let addResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let first = try confRealm()
-      let second = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let first = try apiRealm()
+      let second = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try first.write { first.add(dog) }
       try second.write { second.add(dog) }
     }
@@ -583,8 +586,8 @@ struct RealmAPITests {
       stderrText(addResult).contains(
         "Object is already managed by another Realm. Use create instead to copy it into this Realm."))
     let deleteResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      try realm.write { realm.delete(ConfDog()) }
+      let realm = try apiRealm()
+      try realm.write { realm.delete(ClubDog()) }
     }
     #expect(stderrText(deleteResult).contains("Can only delete an object from the Realm it belongs to."))
   }
@@ -593,23 +596,23 @@ struct RealmAPITests {
 
   @Test func queryOrSortOnAnUnknownPropertyFails() async {
     let queryResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      _ = realm.objects(ConfPerson.self).filter("bogus == 1").count
+      let realm = try apiRealm()
+      _ = realm.objects(ClubMember.self).filter("bogus == 1").count
     }
-    #expect(stderrText(queryResult).contains("Property 'bogus' not found in object of type 'ConfPerson'"))
+    #expect(stderrText(queryResult).contains("Property 'bogus' not found in object of type 'ClubMember'"))
     let sortResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      _ = realm.objects(ConfPerson.self).sorted(byKeyPath: "bogus").count
+      let realm = try apiRealm()
+      _ = realm.objects(ClubMember.self).sorted(byKeyPath: "bogus").count
     }
     #expect(
-      stderrText(sortResult).contains("Cannot sort on key path 'bogus': property 'ConfPerson.bogus' does not exist."))
+      stderrText(sortResult).contains("Cannot sort on key path 'bogus': property 'ClubMember.bogus' does not exist."))
   }
 
   // MARK: Frozen objects
 
   @Test func frozenObjectsAreFrozenAndThawBack() throws {
-    let realm = try confRealm()
-    let dog = ConfDog(value: ["Rex", 1])
+    let realm = try apiRealm()
+    let dog = ClubDog(value: ["Rex", 1])
     try realm.write { realm.add(dog) }
     let frozen = dog.freeze()
     #expect(frozen.isFrozen)
@@ -624,8 +627,8 @@ struct RealmAPITests {
 
   @Test func frozenObjectsCannotBeModifiedOrObserved() async {
     let modifyResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let realm = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try realm.write { realm.add(dog) }
       let frozen = dog.freeze()
       frozen.age = 2
@@ -635,8 +638,8 @@ struct RealmAPITests {
         "Attempting to modify a frozen object - call thaw on the Object instance first."))
 
     let observeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let realm = try confRealm()
-      let dog = ConfDog(value: ["Rex", 1])
+      let realm = try apiRealm()
+      let dog = ClubDog(value: ["Rex", 1])
       try realm.write { realm.add(dog) }
       let token = dog.freeze().observe { _ in }
       token.invalidate()
@@ -647,11 +650,11 @@ struct RealmAPITests {
 
   @Test func unmanagedObjectsCannotBeFrozenOrObserved() async {
     let freezeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      _ = ConfDog().freeze()
+      _ = ClubDog().freeze()
     }
     #expect(stderrText(freezeResult).contains("Unmanaged objects cannot be frozen."))
     let observeResult = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-      let token = ConfDog().observe { _ in }
+      let token = ClubDog().observe { _ in }
       token.invalidate()
     }
     #expect(
@@ -680,7 +683,7 @@ struct RealmAPITests {
     #expect(Realm.Error.errorDomain == "io.realm")
 
     // Writing a copy over an existing file throws `.fileExists` with realm-core's message.
-    let realm = try confRealm()
+    let realm = try apiRealm()
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString).realm")
     try Data("occupied".utf8).write(to: url)
     defer { try? FileManager.default.removeItem(at: url) }

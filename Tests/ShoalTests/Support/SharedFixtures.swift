@@ -4,86 +4,86 @@ import Shoal
 import Synchronization
 import Testing
 
-// Models and helpers shared by the conformance suites of the logger, projections, sectioned
-// results and the asynchronous APIs (models prefixed `AConf`; every Realm here lists them in
-// `objectTypes`).
+// Models and helpers shared by the suites of the logger, projections, sectioned results and the
+// asynchronous APIs (LoggerAPITests, ProjectionBehaviourTests, SectionedResultsBehaviourTests,
+// SectionObservationTests, AsyncAPITests).
 
-// MARK: - Models (names prefixed `AConf`; every Realm here lists them in `objectTypes`)
+// MARK: - Models (every Realm here lists them in `objectTypes`)
 
-final class AConfAddress: EmbeddedObject {
+final class ContactAddress: EmbeddedObject {
   @Persisted var city = ""
   @Persisted var country = ""
 }
 
-final class AConfPerson: Object {
+final class Contact: Object {
   @Persisted(primaryKey: true) var id = 0
   @Persisted var firstName = ""
   @Persisted var lastName = ""
   @Persisted var age = 0
   @Persisted var notes = ""
-  @Persisted var address: AConfAddress?
-  @Persisted var friends: List<AConfPerson>
+  @Persisted var address: ContactAddress?
+  @Persisted var friends: List<Contact>
   /// Not persisted: Realm ignores it.
   var scratch = 0
 }
 
 /// RealmSwift's documented example: a renamed property, a key path through a value, one through
 /// an embedded object and a list projected to one property of its elements.
-final class AConfPersonProjection: Projection<AConfPerson> {
-  @Projected(\AConfPerson.firstName) var name
-  @Projected(\AConfPerson.lastName.localizedUppercase) var lastNameCaps
-  @Projected(\AConfPerson.address?.city) var homeCity
-  @Projected(\AConfPerson.friends.projectTo.firstName) var friendNames: ProjectedCollection<String>
+final class ContactProjection: Projection<Contact> {
+  @Projected(\Contact.firstName) var name
+  @Projected(\Contact.lastName.localizedUppercase) var lastNameCaps
+  @Projected(\Contact.address?.city) var homeCity
+  @Projected(\Contact.friends.projectTo.firstName) var friendNames: ProjectedCollection<String>
 }
 
 /// Two projected properties with the same root property.
-final class AConfAgeTwiceProjection: Projection<AConfPerson> {
-  @Projected(\AConfPerson.age) var years
-  @Projected(\AConfPerson.age) var alsoYears
+final class AgeTwiceProjection: Projection<Contact> {
+  @Projected(\Contact.age) var years
+  @Projected(\Contact.age) var alsoYears
 }
 
 /// A projection of a property Realm does not manage.
-final class AConfIgnoredProjection: Projection<AConfPerson> {
-  @Projected(\AConfPerson.scratch) var scratch
+final class IgnoredPropertyProjection: Projection<Contact> {
+  @Projected(\Contact.scratch) var scratch
 }
 
-final class AConfItem: Object {
+final class Item: Object {
   @Persisted var name = ""
   @Persisted var rank = 0
   /// The section key of RealmSwift's own examples (`sectioned(by: \.firstLetter)`).
   var firstLetter: String { String(name.prefix(1)) }
 }
 
-let aconfObjectTypes: [ObjectBase.Type] = [AConfPerson.self, AConfAddress.self, AConfItem.self]
+let sharedFixtureTypes: [ObjectBase.Type] = [Contact.self, ContactAddress.self, Item.self]
 
-/// A fresh in-memory configuration holding only the `AConf` classes.
-func aconfConfiguration() -> Realm.Configuration {
-  Realm.Configuration(inMemoryIdentifier: "aconf-" + UUID().uuidString, objectTypes: aconfObjectTypes)
+/// A fresh in-memory configuration holding only the contacts, their addresses and the items.
+func sharedFixtureConfiguration() -> Realm.Configuration {
+  Realm.Configuration(inMemoryIdentifier: "shared-fixtures-" + UUID().uuidString, objectTypes: sharedFixtureTypes)
 }
 
 /// Ada (living in London, with Charles as her friend) and Charles.
-func aconfPeopleRealm(_ configuration: Realm.Configuration = aconfConfiguration()) throws -> Realm {
+func contactsRealm(_ configuration: Realm.Configuration = sharedFixtureConfiguration()) throws -> Realm {
   let realm = try Realm(configuration: configuration)
   try realm.write {
     let ada = realm.create(
-      AConfPerson.self,
+      Contact.self,
       value: [
         "id": 1, "firstName": "Ada", "lastName": "Lovelace", "age": 36,
         "address": ["city": "London", "country": "UK"],
       ])
     let charles = realm.create(
-      AConfPerson.self, value: ["id": 2, "firstName": "Charles", "lastName": "Babbage", "age": 79])
+      Contact.self, value: ["id": 2, "firstName": "Charles", "lastName": "Babbage", "age": 79])
     ada.friends.append(charles)
   }
   return realm
 }
 
 /// RealmSwift's sectioned-results fixture: "banana", "box", "apple", "chalk", added in that order.
-func aconfItemsRealm(_ configuration: Realm.Configuration = aconfConfiguration()) throws -> Realm {
+func itemsRealm(_ configuration: Realm.Configuration = sharedFixtureConfiguration()) throws -> Realm {
   let realm = try Realm(configuration: configuration)
   try realm.write {
     for (name, rank) in [("banana", 2), ("box", 4), ("apple", 1), ("chalk", 3)] {
-      realm.create(AConfItem.self, value: ["name": name, "rank": rank])
+      realm.create(Item.self, value: ["name": name, "rank": rank])
     }
   }
   return realm
@@ -92,7 +92,7 @@ func aconfItemsRealm(_ configuration: Realm.Configuration = aconfConfiguration()
 // MARK: - Helpers
 
 /// Lines recorded from callbacks on any thread.
-final class AConfLines: Sendable {
+final class RecordedLines: Sendable {
   private struct State {
     var lines: [String] = []
     var waiters: [Int: (atLeast: Int, continuation: CheckedContinuation<Bool, Never>)] = [:]
@@ -151,27 +151,27 @@ final class AConfLines: Sendable {
 }
 
 /// Log messages received by a log function, with their levels.
-final class AConfLogMessages: Sendable {
+final class ReceivedLogMessages: Sendable {
   private let messages = Mutex<[(level: Logger.Level, message: String)]>([])
   func append(_ level: Logger.Level, _ message: String) { messages.withLock { $0.append((level, message)) } }
   var all: [(level: Logger.Level, message: String)] { messages.withLock { $0 } }
 }
 
 /// A value as text, optionals unwrapped.
-func aconfDescribe(_ value: Any?) -> String {
+func plainText(_ value: Any?) -> String {
   guard let value else { return "nil" }
   let mirror = Mirror(reflecting: value)
-  if mirror.displayStyle == .optional { return mirror.children.first.map { aconfDescribe($0.value) } ?? "nil" }
+  if mirror.displayStyle == .optional { return mirror.children.first.map { plainText($0.value) } ?? "nil" }
   return "\(value)"
 }
 
 /// A projection change as text: each property change's name and new value (and old value when
 /// `old`), or "deleted".
-func aconfDescribe<P>(_ change: ObjectChange<P>, old: Bool = false) -> String {
+func plainText<P>(_ change: ObjectChange<P>, old: Bool = false) -> String {
   switch change {
   case .change(_, let properties):
     return properties.map {
-      "\($0.name)=" + (old ? aconfDescribe($0.oldValue) + "->" : "") + aconfDescribe($0.newValue)
+      "\($0.name)=" + (old ? plainText($0.oldValue) + "->" : "") + plainText($0.newValue)
     }.joined(separator: ",")
   case .deleted: return "deleted"
   case .error(let error): return "error \(error)"
@@ -179,7 +179,7 @@ func aconfDescribe<P>(_ change: ObjectChange<P>, old: Bool = false) -> String {
 }
 
 /// A sectioned-results change as text, index paths as [section, item].
-func aconfDescribe<C: Collection>(_ change: SectionedResultsChange<C>) -> String {
+func plainText<C: Collection>(_ change: SectionedResultsChange<C>) -> String {
   func paths(_ indexPaths: [IndexPath]) -> String { "\(indexPaths.map { [$0[0], $0[1]] })" }
   switch change {
   case .initial(let sections): return "initial \(sections.count)"
@@ -192,14 +192,14 @@ func aconfDescribe<C: Collection>(_ change: SectionedResultsChange<C>) -> String
 /// In an exit test's child process: reports `message` on standard error unless `condition`
 /// holds. The child still exits normally, so that the parent gets its standard error (a failed
 /// exit test returns no result) and reports the message.
-func aconfCheck(_ condition: Bool, _ message: @autoclosure () -> String) {
+func checkInExitTest(_ condition: Bool, _ message: @autoclosure () -> String) {
   guard !condition else { return }
-  FileHandle.standardError.write(Data("AConf check failed: \(message())\n".utf8))
+  FileHandle.standardError.write(Data("Exit-test check failed: \(message())\n".utf8))
 }
 
 /// Opens a Realm, writes to it and lets it go, so that the shared logger hears Realm's own lines.
-func aconfOpenAndWrite() throws {
-  let realm = try Realm(configuration: aconfConfiguration())
-  try realm.write { realm.create(AConfItem.self, value: ["name": "logged", "rank": 1]) }
-  _ = realm.objects(AConfItem.self).filter("rank > 0").count
+func openAndWriteARealm() throws {
+  let realm = try Realm(configuration: sharedFixtureConfiguration())
+  try realm.write { realm.create(Item.self, value: ["name": "logged", "rank": 1]) }
+  _ = realm.objects(Item.self).filter("rank > 0").count
 }
