@@ -13,59 +13,67 @@ enum PassedChange<Change, T: ThreadConfined> {
   case reference(Change, ThreadSafeReference<T>, Realm.Configuration)
 }
 
-/// A change type that carries one thread-confined value.
-protocol HandedOverChange {
-  associatedtype Value: ThreadConfined
+/// A change that carries one thread-confined value, which `receive(on:)` hands over to another
+/// thread through a `ThreadSafeReference` (`ObjectChange`, `RealmCollectionChange`,
+/// `RealmMapChange`, `SectionedResultsChange`). An implementation detail of the changeset
+/// publishers, public only because their generic signatures name it.
+public protocol _HandedOverChange {
+  /// The type of the value the change carries.
+  associatedtype _HandedOverValue: ThreadConfined
   /// The value the change carries, if any.
-  var handedOverValue: Value? { get }
+  var _handedOverValue: _HandedOverValue? { get }
   /// The same change with `value` in place of the one it carries.
-  func replacing(with value: Value) -> Self
+  func _replacing(with value: _HandedOverValue) -> Self
 }
 
 extension RealmPublishers {
   /// Sends `upstream`'s changes to `subscriber` on `scheduler`, each value resolved there.
   static func handOver<Upstream: Publisher, S: Scheduler, Sub: Subscriber>(
     _ upstream: Upstream, to scheduler: S, _ subscriber: Sub
-  ) where Upstream.Output: HandedOverChange, Sub.Input == Upstream.Output, Sub.Failure == Upstream.Failure {
+  ) where Upstream.Output: _HandedOverChange, Sub.Input == Upstream.Output, Sub.Failure == Upstream.Failure {
     typealias Change = Upstream.Output
     upstream
-      .map { (change: Change) -> PassedChange<Change, Change.Value> in
-        guard let value = change.handedOverValue, let (reference, configuration) = RealmPublishers.reference(value)
+      .map { (change: Change) -> PassedChange<Change, Change._HandedOverValue> in
+        guard let value = change._handedOverValue, let (reference, configuration) = RealmPublishers.reference(value)
         else { return .asIs(change) }
         return .reference(change, reference, configuration)
       }
       .receive(on: scheduler)
-      .compactMap { (passed: PassedChange<Change, Change.Value>) -> Change? in
+      .compactMap { (passed: PassedChange<Change, Change._HandedOverValue>) -> Change? in
         switch passed {
         case .asIs(let change): return change
         case .reference(let change, let reference, let configuration):
           guard let value = RealmPublishers.realm(configuration, scheduler)?.resolve(reference) else { return nil }
-          return change.replacing(with: value)
+          return change._replacing(with: value)
         }
       }
       .receive(subscriber: subscriber)
   }
 }
 
-extension ObjectChange: HandedOverChange where T: ThreadConfined {
-  var handedOverValue: T? {
+extension ObjectChange: _HandedOverChange where T: ThreadConfined {
+  /// The value the change carries, if any.
+  public var _handedOverValue: T? {
     if case .change(let object, _) = self { return object }
     return nil
   }
-  func replacing(with value: T) -> ObjectChange<T> {
+  /// The same change with `value` in place of the one it carries.
+  public func _replacing(with value: T) -> ObjectChange<T> {
     if case .change(_, let properties) = self { return .change(value, properties) }
     return self
   }
 }
 
-extension RealmCollectionChange: HandedOverChange where CollectionType: ThreadConfined {
-  var handedOverValue: CollectionType? {
+extension RealmCollectionChange: _HandedOverChange where CollectionType: ThreadConfined {
+  /// The value the change carries, if any.
+  public var _handedOverValue: CollectionType? {
     switch self {
     case .initial(let collection), .update(let collection, _, _, _): return collection
     case .error: return nil
     }
   }
-  func replacing(with value: CollectionType) -> RealmCollectionChange<CollectionType> {
+  /// The same change with `value` in place of the one it carries.
+  public func _replacing(with value: CollectionType) -> RealmCollectionChange<CollectionType> {
     switch self {
     case .initial: return .initial(value)
     case .update(_, let deletions, let insertions, let modifications):
@@ -75,14 +83,16 @@ extension RealmCollectionChange: HandedOverChange where CollectionType: ThreadCo
   }
 }
 
-extension RealmMapChange: HandedOverChange where Collection: ThreadConfined {
-  var handedOverValue: Collection? {
+extension RealmMapChange: _HandedOverChange where Collection: ThreadConfined {
+  /// The value the change carries, if any.
+  public var _handedOverValue: Collection? {
     switch self {
     case .initial(let collection), .update(let collection, _, _, _): return collection
     case .error: return nil
     }
   }
-  func replacing(with value: Collection) -> RealmMapChange<Collection> {
+  /// The same change with `value` in place of the one it carries.
+  public func _replacing(with value: Collection) -> RealmMapChange<Collection> {
     switch self {
     case .initial: return .initial(value)
     case .update(_, let deletions, let insertions, let modifications):
@@ -92,13 +102,15 @@ extension RealmMapChange: HandedOverChange where Collection: ThreadConfined {
   }
 }
 
-extension SectionedResultsChange: HandedOverChange where Collection: ThreadConfined {
-  var handedOverValue: Collection? {
+extension SectionedResultsChange: _HandedOverChange where Collection: ThreadConfined {
+  /// The value the change carries, if any.
+  public var _handedOverValue: Collection? {
     switch self {
     case .initial(let collection), .update(let collection, _, _, _, _, _): return collection
     }
   }
-  func replacing(with value: Collection) -> SectionedResultsChange<Collection> {
+  /// The same change with `value` in place of the one it carries.
+  public func _replacing(with value: Collection) -> SectionedResultsChange<Collection> {
     switch self {
     case .initial: return .initial(value)
     case .update(_, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete):
@@ -153,61 +165,61 @@ final class TokenSaver {
 }
 
 extension RealmPublishers {
-  // MARK: Objects
+  // MARK: Changesets
 
-  /// A publisher that emits an `ObjectChange` each time the object changes, and finishes when
-  /// it is deleted (`changesetPublisher(_:keyPaths:)` of an object or projection).
-  public struct ObjectChangeset<O: ThreadConfined>: Publisher {
-    /// The object's changes.
-    public typealias Output = ObjectChange<O>
-    /// This publisher reports errors through `ObjectChange.error`.
+  /// A publisher that emits a change each time an object or collection changes: collections also
+  /// at once, an object's changes finish when it is deleted (`changesetPublisher` of an object,
+  /// projection or collection; its RealmSwift names are ``ObjectChangeset``,
+  /// ``CollectionChangeset``, ``MapChangeset``, ``SectionedResultsChangeset`` and
+  /// ``SectionChangeset``).
+  public struct Changeset<Change: _HandedOverChange>: Publisher {
+    /// The changes.
+    public typealias Output = Change
+    /// This publisher reports errors through the change's `.error` case (sectioned results
+    /// cannot fail).
     public typealias Failure = Never
 
-    let observation: Observation<Output>
+    let observation: Observation<Change>
 
-    init(_ register: @escaping Observation<Output>.Register) {
-      observation = Observation(isEnd: { if case .deleted = $0 { true } else { false } }, register)
-    }
-
-    init(_ observation: Observation<Output>) {
+    init(_ observation: Observation<Change>) {
       self.observation = observation
     }
 
     /// Stores the notification token of the subscription at `keyPath` of `tokenParent`.
     public func saveToken<T>(on tokenParent: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
-      -> ObjectChangesetWithToken<O, T>
+      -> ChangesetWithToken<Change, T>
     {
-      ObjectChangesetWithToken(observation, TokenSaver(tokenParent, keyPath))
+      ChangesetWithToken(observation, TokenSaver(tokenParent, keyPath))
     }
 
-    /// Subscribes `subscriber` to the object's changes.
+    /// Subscribes `subscriber` to the changes.
     public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
       observation.subscribe(subscriber)
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
     /// observation is made there. Any other scheduler stops the process.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> ObjectChangeset<O> {
-      ObjectChangeset(observation.on(scheduler))
+    public func subscribe<S: Scheduler>(on scheduler: S) -> Changeset {
+      Changeset(observation.on(scheduler))
     }
 
-    /// Hands each change over to `scheduler`, its object through a `ThreadSafeReference`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverObjectChangeset<Self, O, S> {
-      DeferredHandoverObjectChangeset(self, scheduler)
+    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverChangeset<Self, S> {
+      DeferredHandoverChangeset(self, scheduler)
     }
   }
 
-  /// `ObjectChangeset` that stores its notification token (`saveToken(on:at:)`).
-  public final class ObjectChangesetWithToken<O: ThreadConfined, T>: Publisher {
-    /// The object's changes.
-    public typealias Output = ObjectChange<O>
-    /// This publisher reports errors through `ObjectChange.error`.
+  /// A `Changeset` that stores its notification token (`saveToken(on:at:)`).
+  public final class ChangesetWithToken<Change: _HandedOverChange, T>: Publisher {
+    /// The changes.
+    public typealias Output = Change
+    /// This publisher reports errors through the change's `.error` case.
     public typealias Failure = Never
 
-    private let observation: Observation<Output>
+    private let observation: Observation<Change>
     private let saver: TokenSaver
 
-    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
+    init(_ observation: Observation<Change>, _ saver: TokenSaver) {
       self.observation = observation
       self.saver = saver
     }
@@ -218,22 +230,19 @@ extension RealmPublishers {
     }
 
     /// Delivers the changes on `scheduler`, a serial dispatch queue.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> ObjectChangesetWithToken<O, T> {
-      ObjectChangesetWithToken(observation.on(scheduler), saver)
+    public func subscribe<S: Scheduler>(on scheduler: S) -> ChangesetWithToken {
+      ChangesetWithToken(observation.on(scheduler), saver)
     }
 
     /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverObjectChangeset<
-      ObjectChangesetWithToken, O, S
-    > {
-      DeferredHandoverObjectChangeset(self, scheduler)
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverChangeset<ChangesetWithToken, S> {
+      DeferredHandoverChangeset(self, scheduler)
     }
   }
 
-  /// A publisher made by `threadSafeReference()` on object changes: a later `receive(on:)` hands the
+  /// A publisher made by `threadSafeReference()` on changes: a later `receive(on:)` hands the
   /// changes over through thread-safe references.
-  public struct MakeThreadSafeObjectChangeset<Upstream: Publisher, T: ThreadConfined>: Publisher
-  where Upstream.Output == ObjectChange<T> {
+  public struct MakeThreadSafeChangeset<Upstream: Publisher>: Publisher where Upstream.Output: _HandedOverChange {
     /// The upstream's failure.
     public typealias Failure = Upstream.Failure
     /// The upstream's changes.
@@ -251,15 +260,15 @@ extension RealmPublishers {
     }
 
     /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverObjectChangeset<Upstream, T, S> {
-      DeferredHandoverObjectChangeset(upstream, scheduler)
+    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverChangeset<Upstream, S> {
+      DeferredHandoverChangeset(upstream, scheduler)
     }
   }
 
-  /// A publisher that hands object changes over to a scheduler: unmanaged and frozen values as they
-  /// are, live ones through a `ThreadSafeReference` resolved there.
-  public struct DeferredHandoverObjectChangeset<Upstream: Publisher, T: ThreadConfined, S: Scheduler>: Publisher
-  where Upstream.Output == ObjectChange<T> {
+  /// A publisher that hands changes over to a scheduler: unmanaged and frozen values as they are,
+  /// live ones through a `ThreadSafeReference` resolved there.
+  public struct DeferredHandoverChangeset<Upstream: Publisher, S: Scheduler>: Publisher
+  where Upstream.Output: _HandedOverChange {
     /// The upstream's failure.
     public typealias Failure = Upstream.Failure
     /// The upstream's changes, resolved on the scheduler.
@@ -279,490 +288,90 @@ extension RealmPublishers {
     }
   }
 
-  // MARK: Collections
+  // MARK: RealmSwift's names
 
-  /// A publisher that emits a `RealmCollectionChange` at once and each time the collection
-  /// changes (`changesetPublisher` of a collection).
-  public struct CollectionChangeset<Collection: RealmCollection>: Publisher {
-    /// The collection's changes.
-    public typealias Output = RealmCollectionChange<Collection>
-    /// This publisher reports errors through `RealmCollectionChange.error`.
-    public typealias Failure = Never
+  /// An object's or projection's changes; finishes when the object is deleted.
+  public typealias ObjectChangeset<O: ThreadConfined> = Changeset<ObjectChange<O>>
+  /// `ObjectChangeset` that stores its notification token.
+  public typealias ObjectChangesetWithToken<O: ThreadConfined, T> = ChangesetWithToken<ObjectChange<O>, T>
+  /// `threadSafeReference()` on object changes.
+  public typealias MakeThreadSafeObjectChangeset<Upstream: Publisher, T: ThreadConfined> =
+    MakeThreadSafeChangeset<Upstream> where Upstream.Output == ObjectChange<T>
+  /// Object changes handed over to a scheduler.
+  public typealias DeferredHandoverObjectChangeset<Upstream: Publisher, T: ThreadConfined, S: Scheduler> =
+    DeferredHandoverChangeset<Upstream, S> where Upstream.Output == ObjectChange<T>
 
-    let observation: Observation<Output>
+  /// A collection's changes, the first at once.
+  public typealias CollectionChangeset<Collection: RealmCollection> = Changeset<RealmCollectionChange<Collection>>
+  /// `CollectionChangeset` that stores its notification token.
+  public typealias CollectionChangesetWithToken<Collection: RealmCollection, T> =
+    ChangesetWithToken<RealmCollectionChange<Collection>, T>
+  /// `threadSafeReference()` on collection changes.
+  public typealias MakeThreadSafeCollectionChangeset<Upstream: Publisher, T: RealmCollection> =
+    MakeThreadSafeChangeset<Upstream> where Upstream.Output == RealmCollectionChange<T>
+  /// Collection changes handed over to a scheduler.
+  public typealias DeferredHandoverCollectionChangeset<Upstream: Publisher, T: RealmCollection, S: Scheduler> =
+    DeferredHandoverChangeset<Upstream, S> where Upstream.Output == RealmCollectionChange<T>
 
-    init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
-      precondition(collection.realm != nil, "Only managed collections can be published")
-      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
-    }
+  /// A map's changes, the first at once.
+  public typealias MapChangeset<Collection: RealmKeyedCollection> = Changeset<RealmMapChange<Collection>>
+  /// `MapChangeset` that stores its notification token.
+  public typealias MapChangesetWithToken<Collection: RealmKeyedCollection, T> =
+    ChangesetWithToken<RealmMapChange<Collection>, T>
+  /// `threadSafeReference()` on map changes.
+  public typealias MakeThreadSafeKeyedCollectionChangeset<Upstream: Publisher, T: RealmKeyedCollection> =
+    MakeThreadSafeChangeset<Upstream> where Upstream.Output == RealmMapChange<T>
+  /// Map changes handed over to a scheduler.
+  public typealias DeferredHandoverKeyedCollectionChangeset<
+    Upstream: Publisher, T: RealmKeyedCollection, S: Scheduler
+  > =
+    DeferredHandoverChangeset<Upstream, S> where Upstream.Output == RealmMapChange<T>
 
-    init(_ observation: Observation<Output>) {
-      self.observation = observation
-    }
+  /// Sectioned results' changes, the first at once.
+  public typealias SectionedResultsChangeset<Collection: RealmSectionedResult> =
+    Changeset<SectionedResultsChange<Collection>>
+  /// `SectionedResultsChangeset` that stores its notification token.
+  public typealias SectionedResultsChangesetWithToken<Collection: RealmSectionedResult, T> =
+    ChangesetWithToken<SectionedResultsChange<Collection>, T>
+  /// `threadSafeReference()` on sectioned results changes.
+  public typealias MakeThreadSafeSectionedResultsChangeset<Upstream: Publisher, T: RealmSectionedResult> =
+    MakeThreadSafeChangeset<Upstream> where Upstream.Output == SectionedResultsChange<T>
+  /// Sectioned results changes handed over to a scheduler.
+  public typealias DeferredHandoverSectionedResultsChangeset<
+    Upstream: Publisher, T: RealmSectionedResult, S: Scheduler
+  > = DeferredHandoverChangeset<Upstream, S> where Upstream.Output == SectionedResultsChange<T>
 
-    /// Stores the notification token of the subscription at `keyPath` of `object`.
-    public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
-      -> CollectionChangesetWithToken<Collection, T>
-    {
-      CollectionChangesetWithToken(observation, TokenSaver(object, keyPath))
-    }
+  /// One section's changes, the first at once.
+  public typealias SectionChangeset<Collection: RealmSectionedResult> = Changeset<SectionedResultsChange<Collection>>
+  /// `SectionChangeset` that stores its notification token.
+  public typealias SectionChangesetWithToken<Collection: RealmSectionedResult, T> =
+    ChangesetWithToken<SectionedResultsChange<Collection>, T>
+  /// A section's changes handed over to a scheduler.
+  public typealias DeferredHandoverSectionChangeset<Upstream: Publisher, T: RealmSectionedResult, S: Scheduler> =
+    DeferredHandoverChangeset<Upstream, S> where Upstream.Output == SectionedResultsChange<T>
+}
 
-    /// Subscribes `subscriber` to the changes.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
-    /// observation is made there. Any other scheduler stops the process.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> CollectionChangeset<Collection> {
-      CollectionChangeset(observation.on(scheduler))
-    }
-
-    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverCollectionChangeset<Self, Collection, S> {
-      DeferredHandoverCollectionChangeset(self, scheduler)
-    }
+extension RealmPublishers.Changeset {
+  /// An object's or projection's changes, observed by `register`; they end at its deletion.
+  init<O>(_ register: @escaping Observation<Change>.Register) where Change == ObjectChange<O> {
+    self.init(Observation(isEnd: { if case .deleted = $0 { true } else { false } }, register))
   }
 
-  /// `CollectionChangeset` that stores its notification token (`saveToken(on:at:)`).
-  public final class CollectionChangesetWithToken<Collection: RealmCollection, T>: Publisher {
-    /// The collection's changes.
-    public typealias Output = RealmCollectionChange<Collection>
-    /// This publisher reports errors through `RealmCollectionChange.error`.
-    public typealias Failure = Never
-
-    private let observation: Observation<Output>
-    private let saver: TokenSaver
-
-    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
-      self.observation = observation
-      self.saver = saver
-    }
-
-    /// Subscribes `subscriber` and stores the token.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber, saver)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> CollectionChangesetWithToken<Collection, T> {
-      CollectionChangesetWithToken(observation.on(scheduler), saver)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverCollectionChangeset<
-      CollectionChangesetWithToken, Collection, S
-    > {
-      DeferredHandoverCollectionChangeset(self, scheduler)
-    }
+  /// A collection's changes.
+  init<C: RealmCollection>(_ collection: C, keyPaths: [String]? = nil) where Change == RealmCollectionChange<C> {
+    precondition(collection.realm != nil, "Only managed collections can be published")
+    self.init(Observation { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) })
   }
 
-  /// A publisher made by `threadSafeReference()` on collection changes: a later `receive(on:)` hands the
-  /// changes over through thread-safe references.
-  public struct MakeThreadSafeCollectionChangeset<Upstream: Publisher, T: RealmCollection>: Publisher
-  where Upstream.Output == RealmCollectionChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-
-    init(_ upstream: Upstream) {
-      self.upstream = upstream
-    }
-
-    /// Subscribes `subscriber` to the upstream.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Failure, Output == S.Input {
-      upstream.receive(subscriber: subscriber)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverCollectionChangeset<Upstream, T, S> {
-      DeferredHandoverCollectionChangeset(upstream, scheduler)
-    }
+  /// A map's changes.
+  init<C: RealmKeyedCollection>(_ map: C, keyPaths: [String]? = nil) where Change == RealmMapChange<C> {
+    precondition(map.realm != nil, "Only managed collections can be published")
+    self.init(Observation { queue, send in map.observe(keyPaths: keyPaths, on: queue, send) })
   }
 
-  /// A publisher that hands collection changes over to a scheduler: unmanaged and frozen values as they
-  /// are, live ones through a `ThreadSafeReference` resolved there.
-  public struct DeferredHandoverCollectionChangeset<Upstream: Publisher, T: RealmCollection, S: Scheduler>: Publisher
-  where Upstream.Output == RealmCollectionChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes, resolved on the scheduler.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-    private let scheduler: S
-
-    init(_ upstream: Upstream, _ scheduler: S) {
-      self.upstream = upstream
-      self.scheduler = scheduler
-    }
-
-    /// Subscribes `subscriber` to the handed-over changes.
-    public func receive<Sub>(subscriber: Sub) where Sub: Subscriber, Sub.Failure == Failure, Output == Sub.Input {
-      RealmPublishers.handOver(upstream, to: scheduler, subscriber)
-    }
-  }
-
-  // MARK: Maps
-
-  /// A publisher that emits a `RealmMapChange` at once and each time the map changes
-  /// (`changesetPublisher` of a map).
-  public struct MapChangeset<Collection: RealmKeyedCollection>: Publisher {
-    /// The map's changes.
-    public typealias Output = RealmMapChange<Collection>
-    /// This publisher reports errors through `RealmMapChange.error`.
-    public typealias Failure = Never
-
-    let observation: Observation<Output>
-
-    init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
-      precondition(collection.realm != nil, "Only managed collections can be published")
-      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
-    }
-
-    init(_ observation: Observation<Output>) {
-      self.observation = observation
-    }
-
-    /// Stores the notification token of the subscription at `keyPath` of `object`.
-    public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
-      -> MapChangesetWithToken<Collection, T>
-    {
-      MapChangesetWithToken(observation, TokenSaver(object, keyPath))
-    }
-
-    /// Subscribes `subscriber` to the changes.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
-    /// observation is made there. Any other scheduler stops the process.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> MapChangeset<Collection> {
-      MapChangeset(observation.on(scheduler))
-    }
-
-    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverKeyedCollectionChangeset<Self, Collection, S>
-    {
-      DeferredHandoverKeyedCollectionChangeset(self, scheduler)
-    }
-  }
-
-  /// `MapChangeset` that stores its notification token (`saveToken(on:at:)`).
-  public final class MapChangesetWithToken<Collection: RealmKeyedCollection, T>: Publisher {
-    /// The map's changes.
-    public typealias Output = RealmMapChange<Collection>
-    /// This publisher reports errors through `RealmMapChange.error`.
-    public typealias Failure = Never
-
-    private let observation: Observation<Output>
-    private let saver: TokenSaver
-
-    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
-      self.observation = observation
-      self.saver = saver
-    }
-
-    /// Subscribes `subscriber` and stores the token.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber, saver)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> MapChangesetWithToken<Collection, T> {
-      MapChangesetWithToken(observation.on(scheduler), saver)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverKeyedCollectionChangeset<
-      MapChangesetWithToken, Collection, S
-    > {
-      DeferredHandoverKeyedCollectionChangeset(self, scheduler)
-    }
-  }
-
-  /// A publisher made by `threadSafeReference()` on map changes: a later `receive(on:)` hands the
-  /// changes over through thread-safe references.
-  public struct MakeThreadSafeKeyedCollectionChangeset<Upstream: Publisher, T: RealmKeyedCollection>: Publisher
-  where Upstream.Output == RealmMapChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-
-    init(_ upstream: Upstream) {
-      self.upstream = upstream
-    }
-
-    /// Subscribes `subscriber` to the upstream.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Failure, Output == S.Input {
-      upstream.receive(subscriber: subscriber)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverKeyedCollectionChangeset<Upstream, T, S> {
-      DeferredHandoverKeyedCollectionChangeset(upstream, scheduler)
-    }
-  }
-
-  /// A publisher that hands map changes over to a scheduler: unmanaged and frozen values as they
-  /// are, live ones through a `ThreadSafeReference` resolved there.
-  public struct DeferredHandoverKeyedCollectionChangeset<Upstream: Publisher, T: RealmKeyedCollection, S: Scheduler>:
-    Publisher
-  where Upstream.Output == RealmMapChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes, resolved on the scheduler.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-    private let scheduler: S
-
-    init(_ upstream: Upstream, _ scheduler: S) {
-      self.upstream = upstream
-      self.scheduler = scheduler
-    }
-
-    /// Subscribes `subscriber` to the handed-over changes.
-    public func receive<Sub>(subscriber: Sub) where Sub: Subscriber, Sub.Failure == Failure, Output == Sub.Input {
-      RealmPublishers.handOver(upstream, to: scheduler, subscriber)
-    }
-  }
-
-  // MARK: Sectioned results
-
-  /// A publisher that emits a `SectionedResultsChange` at once and each time the sectioned
-  /// results change (`changesetPublisher` of `SectionedResults`).
-  public struct SectionedResultsChangeset<Collection: RealmSectionedResult>: Publisher {
-    /// The sectioned results' changes.
-    public typealias Output = SectionedResultsChange<Collection>
-    /// This publisher cannot fail.
-    public typealias Failure = Never
-
-    let observation: Observation<Output>
-
-    init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
-      precondition(collection.realm != nil, "Only managed collections can be published")
-      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
-    }
-
-    init(_ observation: Observation<Output>) {
-      self.observation = observation
-    }
-
-    /// Stores the notification token of the subscription at `keyPath` of `object`.
-    public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
-      -> SectionedResultsChangesetWithToken<Collection, T>
-    {
-      SectionedResultsChangesetWithToken(observation, TokenSaver(object, keyPath))
-    }
-
-    /// Subscribes `subscriber` to the changes.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
-    /// observation is made there. Any other scheduler stops the process.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangeset<Collection> {
-      SectionedResultsChangeset(observation.on(scheduler))
-    }
-
-    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<Self, Collection, S>
-    {
-      DeferredHandoverSectionedResultsChangeset(self, scheduler)
-    }
-  }
-
-  /// A publisher that emits a `SectionedResultsChange` at once and each time one section
-  /// changes (`changesetPublisher` of a `ResultsSection`).
-  public struct SectionChangeset<Collection: RealmSectionedResult>: Publisher {
-    /// The section's changes.
-    public typealias Output = SectionedResultsChange<Collection>
-    /// This publisher cannot fail.
-    public typealias Failure = Never
-
-    let observation: Observation<Output>
-
-    init(_ collection: Collection, keyPaths: [String]? = nil, queue: DispatchQueue? = nil) {
-      precondition(collection.realm != nil, "Only managed collections can be published")
-      observation = Observation(queue: queue) { queue, send in collection.observe(keyPaths: keyPaths, on: queue, send) }
-    }
-
-    init(_ observation: Observation<Output>) {
-      self.observation = observation
-    }
-
-    /// Stores the notification token of the subscription at `keyPath` of `object`.
-    public func saveToken<T>(on object: T, at keyPath: WritableKeyPath<T, NotificationToken?>)
-      -> SectionedResultsChangesetWithToken<Collection, T>
-    {
-      SectionedResultsChangesetWithToken(observation, TokenSaver(object, keyPath))
-    }
-
-    /// Subscribes `subscriber` to the changes.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue (`queue.ocombine`): the
-    /// observation is made there. Any other scheduler stops the process.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangeset<Collection> {
-      SectionedResultsChangeset(observation.on(scheduler))
-    }
-
-    /// Hands each change over to `scheduler`, its value through a `ThreadSafeReference`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<Self, Collection, S>
-    {
-      DeferredHandoverSectionedResultsChangeset(self, scheduler)
-    }
-  }
-
-  /// `SectionedResultsChangeset` or `SectionChangeset` that stores its notification token.
-  public final class SectionedResultsChangesetWithToken<Collection: RealmSectionedResult, T>: Publisher {
-    /// The sectioned results' changes.
-    public typealias Output = SectionedResultsChange<Collection>
-    /// This publisher cannot fail.
-    public typealias Failure = Never
-
-    private let observation: Observation<Output>
-    private let saver: TokenSaver
-
-    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
-      self.observation = observation
-      self.saver = saver
-    }
-
-    /// Subscribes `subscriber` and stores the token.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber, saver)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangesetWithToken<Collection, T> {
-      SectionedResultsChangesetWithToken(observation.on(scheduler), saver)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<
-      SectionedResultsChangesetWithToken, Collection, S
-    > {
-      DeferredHandoverSectionedResultsChangeset(self, scheduler)
-    }
-  }
-
-  /// A publisher made by `threadSafeReference()` on sectioned results changes: a later `receive(on:)` hands the
-  /// changes over through thread-safe references.
-  public struct MakeThreadSafeSectionedResultsChangeset<Upstream: Publisher, T: RealmSectionedResult>: Publisher
-  where Upstream.Output == SectionedResultsChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-
-    init(_ upstream: Upstream) {
-      self.upstream = upstream
-    }
-
-    /// Subscribes `subscriber` to the upstream.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Failure, Output == S.Input {
-      upstream.receive(subscriber: subscriber)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionedResultsChangeset<Upstream, T, S> {
-      DeferredHandoverSectionedResultsChangeset(upstream, scheduler)
-    }
-  }
-
-  /// A publisher that hands sectioned results changes over to a scheduler: unmanaged and frozen values as they
-  /// are, live ones through a `ThreadSafeReference` resolved there.
-  public struct DeferredHandoverSectionedResultsChangeset<Upstream: Publisher, T: RealmSectionedResult, S: Scheduler>:
-    Publisher
-  where Upstream.Output == SectionedResultsChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes, resolved on the scheduler.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-    private let scheduler: S
-
-    init(_ upstream: Upstream, _ scheduler: S) {
-      self.upstream = upstream
-      self.scheduler = scheduler
-    }
-
-    /// Subscribes `subscriber` to the handed-over changes.
-    public func receive<Sub>(subscriber: Sub) where Sub: Subscriber, Sub.Failure == Failure, Output == Sub.Input {
-      RealmPublishers.handOver(upstream, to: scheduler, subscriber)
-    }
-  }
-
-  // MARK: Sections (RealmSwift declares these; `SectionChangeset.saveToken(on:at:)` returns the
-  // sectioned results' type, as there)
-
-  /// A section's changes that store their notification token.
-  public final class SectionChangesetWithToken<Collection: RealmSectionedResult, T>: Publisher {
-    /// The section's changes.
-    public typealias Output = SectionedResultsChange<Collection>
-    /// This publisher cannot fail.
-    public typealias Failure = Never
-
-    private let observation: Observation<Output>
-    private let saver: TokenSaver
-
-    init(_ observation: Observation<Output>, _ saver: TokenSaver) {
-      self.observation = observation
-      self.saver = saver
-    }
-
-    /// Subscribes `subscriber` and stores the token.
-    public func receive<S>(subscriber: S) where S: Subscriber, S.Failure == Never, Output == S.Input {
-      observation.subscribe(subscriber, saver)
-    }
-
-    /// Delivers the changes on `scheduler`, a serial dispatch queue.
-    public func subscribe<S: Scheduler>(on scheduler: S) -> SectionedResultsChangesetWithToken<Collection, T> {
-      SectionedResultsChangesetWithToken(observation.on(scheduler), saver)
-    }
-
-    /// Hands each change over to `scheduler`.
-    public func receive<S: Scheduler>(on scheduler: S) -> DeferredHandoverSectionChangeset<
-      SectionChangesetWithToken, Collection, S
-    > {
-      DeferredHandoverSectionChangeset(self, scheduler)
-    }
-  }
-
-  /// A publisher that hands a section's changes over to a scheduler.
-  public struct DeferredHandoverSectionChangeset<Upstream: Publisher, T: RealmSectionedResult, S: Scheduler>: Publisher
-  where Upstream.Output == SectionedResultsChange<T> {
-    /// The upstream's failure.
-    public typealias Failure = Upstream.Failure
-    /// The upstream's changes, resolved on the scheduler.
-    public typealias Output = Upstream.Output
-
-    private let upstream: Upstream
-    private let scheduler: S
-
-    init(_ upstream: Upstream, _ scheduler: S) {
-      self.upstream = upstream
-      self.scheduler = scheduler
-    }
-
-    /// Subscribes `subscriber` to the handed-over changes.
-    public func receive<Sub>(subscriber: Sub) where Sub: Subscriber, Sub.Failure == Failure, Output == Sub.Input {
-      RealmPublishers.handOver(upstream, to: scheduler, subscriber)
-    }
+  /// Sectioned results' or a section's changes.
+  init<C: RealmSectionedResult>(_ sections: C, keyPaths: [String]? = nil) where Change == SectionedResultsChange<C> {
+    precondition(sections.realm != nil, "Only managed collections can be published")
+    self.init(Observation { queue, send in sections.observe(keyPaths: keyPaths, on: queue, send) })
   }
 }

@@ -41,18 +41,25 @@ extension ObjectBase: RealmSubscribable {
 
 // MARK: - Collections
 
+extension RealmPublishers {
+  /// Sends the value a collection's change carries to `subscriber`, or finishes it when the
+  /// change is an error.
+  static func send<Change: _HandedOverChange, S: Subscriber>(_ change: Change, to subscriber: S)
+  where S.Input == Change._HandedOverValue {
+    if let value = change._handedOverValue {
+      _ = subscriber.receive(value)
+    } else {
+      subscriber.receive(completion: .finished)
+    }
+  }
+}
+
 extension RealmSubscribable where Self: RealmCollection {
   /// Sends the collection at once and after each change.
   public func _observe<S>(_ keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ subscriber: S)
     -> NotificationToken where S: Subscriber, S.Input == Self
   {
-    observe(keyPaths: keyPaths, on: queue) { change in
-      switch change {
-      case .initial(let collection): _ = subscriber.receive(collection)
-      case .update(let collection, _, _, _): _ = subscriber.receive(collection)
-      case .error: subscriber.receive(completion: .finished)
-      }
-    }
+    observe(keyPaths: keyPaths, on: queue) { RealmPublishers.send($0, to: subscriber) }
   }
 
   /// Sends a `Void` at once and after each change.
@@ -75,13 +82,7 @@ extension RealmSubscribable where Self: RealmKeyedCollection {
   public func _observe<S>(_ keyPaths: [String]?, on queue: DispatchQueue? = nil, _ subscriber: S)
     -> NotificationToken where S: Subscriber, S.Input == Self
   {
-    observe(keyPaths: keyPaths, on: queue) { change in
-      switch change {
-      case .initial(let collection): _ = subscriber.receive(collection)
-      case .update(let collection, _, _, _): _ = subscriber.receive(collection)
-      case .error: subscriber.receive(completion: .finished)
-      }
-    }
+    observe(keyPaths: keyPaths, on: queue) { RealmPublishers.send($0, to: subscriber) }
   }
 
   /// Sends a `Void` at once and after each change.
@@ -100,12 +101,7 @@ extension RealmSubscribable where Self: RealmSectionedResult {
   public func _observe<S>(_ keyPaths: [String]? = nil, on queue: DispatchQueue? = nil, _ subscriber: S)
     -> NotificationToken where S: Subscriber, S.Input == Self
   {
-    observe(keyPaths: keyPaths, on: queue) { change in
-      switch change {
-      case .initial(let collection): _ = subscriber.receive(collection)
-      case .update(let collection, _, _, _, _, _): _ = subscriber.receive(collection)
-      }
-    }
+    observe(keyPaths: keyPaths, on: queue) { RealmPublishers.send($0, to: subscriber) }
   }
 
   /// Sends a `Void` at once and after each change.

@@ -1,4 +1,5 @@
 import Foundation
+import ShoalStorage
 import Synchronization
 import Testing
 
@@ -19,15 +20,20 @@ struct AsyncChangeStreamTests {
     return count.withLock { $0 }
   }
 
-  /// Whether `condition` holds within 10 s, checked every 5 ms (a bounded wait for work other
-  /// threads do without telling anyone: a commit reaching the stream, a Realm letting its version go).
-  private func eventually(_ condition: () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-      guard ContinuousClock.now < deadline else { return false }
-      try await Task.sleep(for: .milliseconds(5))
-    }
-    return true
+  /// The store of `config`'s file (the Realm that opened it is gone: nothing is pinned for it).
+  private func store(_ config: Realm.Configuration) throws -> Store {
+    try Realm(configuration: config).core.store
+  }
+
+  /// Waits until this process's listener thread has told every listener added so far of the
+  /// commits up to `store`'s newest version. Listeners hear each commit in the order they were
+  /// added, so once one added now hears it, so has every observation registered before.
+  private func listenersHaveHeardTheNewestVersion(
+    _ store: Store, _ token: ChangeListenerToken, _ heard: AsyncStream<UInt64>
+  ) async {
+    let newest = store.latestVersion
+    for await version in heard where version >= newest { break }
+    withExtendedLifetime(token) {}
   }
 
   private func commit(_ config: Realm.Configuration, times: Int) -> Bool {
@@ -51,8 +57,12 @@ struct AsyncChangeStreamTests {
     #expect(initial.isEmpty)
     // The consumer does not ask for more (holding `initial`) while 1,000 commits land: the
     // stream only notes that commits arrived, and its Realm stays where `initial` is.
+    let store = try store(config)
+    let (heard, listener) = AsyncStream<UInt64>.makeStream()
+    let token = store.addChangeListener { _, to in listener.yield(to) }
     #expect(commit(config, times: 1000))
-    #expect(try await eventually { stream.owner.channel.commitWaiting })
+    await listenersHaveHeardTheNewestVersion(store, token, heard)
+    #expect(stream.owner.channel.commitWaiting)
     #expect(stream.owner.channel.pendingCount == 0)
     // Besides the newest version, only the one `initial` (and the stream's Realm) is at.
     #expect(activeVersions(config) <= 2)
@@ -86,9 +96,11 @@ struct AsyncChangeStreamTests {
     for await _ in started { break }  // the consumer has its first change
     consumer.cancel()
     #expect(await consumer.value >= 1)
-    // The observation has stopped: after later commits, only the newest version is in use.
+    // The observation has stopped (its Realm is let go on the stream's queue, so once that
+    // queue is idle, it is gone): after later commits, only the newest version is in use.
+    stream.owner.channel.queue.sync {}
     #expect(commit(config, times: 3))
-    #expect(try await eventually { activeVersions(config) == 1 })
+    #expect(activeVersions(config) == 1)
   }
 
   @Test func everyObservableTypeHasAChangeStream() async throws {
