@@ -21,6 +21,12 @@ final class ResultsState {
   /// The decoded rows of `cached`'s objects, when the evaluation scanned them (nil otherwise).
   private var cachedRows: [[RowValue]]?
   private var cachedStamp: UInt64 = 0
+  /// How many times the elements were evaluated in full (for tests: a notifier keeping them up
+  /// to date from change records evaluates nothing).
+  private(set) var evaluations = 0
+  /// What lays out items a notifier planned (`adopt(pending:)`), and the view it planned them for.
+  private var pending: (() -> Void)?
+  private var pendingStamp: UInt64 = 0
   /// The evaluated elements of frozen results (set once, then only read, from any thread).
   private var frozenItems: [RowValue]?
 
@@ -29,6 +35,7 @@ final class ResultsState {
   /// refresh since, outside a write transaction), so freezing what was just read costs nothing.
   func freezeItems(from live: ResultsState? = nil) {
     frozenItems = nil
+    live?.settle()
     if let live, let core = live.core, !core.isInWriteTransaction, let cached = live.cached,
       live.cachedStamp == core.stamp
     {
@@ -139,8 +146,32 @@ final class ResultsState {
   /// Whether `items()` can be brought up to date from change records alone: every object of a
   /// class in key order, filtered or not (no sort, no distinct).
   var isIncremental: Bool {
-    if case .table = source, sorts.isEmpty, distinct.isEmpty, core?.isFrozen == false { return true }
+    if updatesIncrementally, case .table = source, sorts.isEmpty, distinct.isEmpty, core?.isFrozen == false {
+      return true
+    }
     return false
+  }
+
+  /// Whether a notifier may bring `items()` up to date from change records instead of
+  /// evaluating again (turned off by tests, which compare the two).
+  var updatesIncrementally = true
+
+  /// The order of sorted results that a notifier can keep up to date from change records
+  /// (`SortedItems`): every object of a class that passes filters reading only its own row,
+  /// sorted by properties of the class itself (not through links, no distinct). Nil otherwise.
+  /// Only the objects a commit touches can enter, leave or move in such results.
+  var maintainableOrder: RowOrder? {
+    guard case .table(let table) = source, !sorts.isEmpty, distinct.isEmpty,
+      core?.isFrozen == false, filters.allSatisfy({ RowFilter($0, table: table) != nil })
+    else { return nil }
+    var columns: [Int] = []
+    for descriptor in sorts {
+      guard let index = table.propertyIndex[descriptor.keyPath], table.properties[index].collection == .none,
+        table.properties[index].objectClassName == nil
+      else { return nil }
+      columns.append(index)
+    }
+    return RowOrder(columns: columns, ascending: sorts.map(\.ascending))
   }
 
   /// Whether the object `key` of the element class passes every filter (current version).
@@ -161,9 +192,27 @@ final class ResultsState {
   /// Installs items computed elsewhere (by a notifier) as the current evaluation.
   func adopt(_ items: [RowValue]) {
     guard let core, !core.isFrozen else { return }
+    pending = nil
     cached = items
     cachedRows = nil
     cachedStamp = core.stamp
+  }
+
+  /// Items a notifier has planned but not yet laid out: `make` lays them out (and adopts them)
+  /// at the first read, unless the notifier does first.
+  func adopt(pending make: @escaping () -> Void) {
+    guard let core, !core.isFrozen else { return }
+    cached = nil
+    cachedRows = nil
+    pending = make
+    pendingStamp = core.stamp
+  }
+
+  /// Lays out pending items now (see `adopt(pending:)`).
+  func settle() {
+    guard let make = pending, let core, pendingStamp == core.stamp else { return }
+    pending = nil
+    make()
   }
 
   /// The stored elements (`.link(key)` for objects), evaluated lazily and cached until the
@@ -172,6 +221,7 @@ final class ResultsState {
     if let frozenItems { return frozenItems }
     guard let core, let source else { return [] }
     if core.invalidations != madeAt { fatalError("Access to invalidated Results objects") }
+    if pending != nil { settle() }
     if let cached, cachedStamp == core.stamp { return cached }
     let started = Log.isEnabled(.debug, .query) ? Store.wallClock() : 0
     defer {
@@ -183,6 +233,7 @@ final class ResultsState {
       }
     }
     let (items, rows) = evaluate(core: core, source: source)
+    evaluations += 1
     // Frozen results may be read from several threads: they write no cache.
     if !core.isFrozen {
       cached = items

@@ -253,8 +253,12 @@ final class CollectionObserver<Collection>: RealmObserver {
   let state: ResultsState
   let filter: ObservationFilter?
   let block: (RealmCollectionChange<Collection>) -> Void
+  /// The elements at the last notification (empty while `sorted` holds them).
   private var last: [RowValue]
   private var lastKeys: [ObjectKey]?
+  /// The elements at the last notification with their sort values, for sorted results kept up
+  /// to date from change records (see SortedResultsMaintenance.swift).
+  private var sorted: SortedItems?
 
   init(
     token: NotificationToken, collection: Collection, state: ResultsState, keyPaths: [String]?, core: RealmCore,
@@ -274,7 +278,97 @@ final class CollectionObserver<Collection>: RealmObserver {
   func initial() {
     last = state.items()
     lastKeys = nil
+    sorted = nil
+    keepSorted()
     block(.initial(collection))
+  }
+
+  /// The elements at the last notification.
+  private var previous: [RowValue] { sorted?.items ?? last }
+
+  /// Takes `last` into `sorted` with each element's sort values, when the results' order can
+  /// be kept up to date from change records (else leaves `sorted` nil).
+  private func keepSorted() {
+    guard state.updatesIncrementally, let order = state.maintainableOrder, let table = state.elementTable,
+      let core = state.core
+    else { return }
+    let items = last
+    sorted = SortedItems(order: order, items: items) { i in
+      state.cachedRow(at: i) ?? CoreLinks.key(items[i]).flatMap { core.row(table, $0) }
+    }
+    last = []
+  }
+
+  /// Brings sorted results up to date from the change records alone (see
+  /// SortedResultsMaintenance.swift): only the inserted, deleted and modified objects are read,
+  /// a few binary searches each. Nil when the change needs a full evaluation (a cleared class,
+  /// linked objects, or so many objects touched that evaluating again costs less).
+  private func sortedUpdate(
+    table: TableInfo, filter: ObservationFilter, summary: ChangeSummary, core: RealmCore, old: ReadTransaction
+  ) -> Bool? {
+    guard sorted != nil else { return nil }
+    guard let changes = summary.changes(of: table.name) else {
+      if !filter.mayBeAffected(table: table, summary: summary) { return true }
+      // Only linked objects changed: nothing moves, and the loop below finds the modified.
+      return sortedUpdate(table: table, filter: filter, summary: summary, changes: .init(), core: core, old: old)
+    }
+    guard !changes.cleared else { return nil }
+    return sortedUpdate(table: table, filter: filter, summary: summary, changes: changes, core: core, old: old)
+  }
+
+  /// `sortedUpdate` for the class's `changes`.
+  private func sortedUpdate(
+    table: TableInfo, filter: ObservationFilter, summary: ChangeSummary, changes: ChangeSummary.ClassChanges,
+    core: RealmCore, old: ReadTransaction
+  ) -> Bool? {
+    guard let count = sorted?.count else { return nil }
+    guard changes.inserted.count + changes.deleted.count + changes.modified.count <= max(64, count / 16) else {
+      return nil
+    }
+    // No copy of `sorted` outlives this call: the elements must stay uniquely referenced for
+    // `apply` to move them in place.
+    let state = self.state
+    guard
+      let plan = sorted.map({ items in
+        items.plan(
+          touched: changes.inserted.union(changes.deleted).union(changes.modified.keys),
+          oldValues: { key in core.row(table, key, in: old).map(items.order.values(of:)) },
+          newValues: { key in state.matches(key) ? core.row(table, key).map(items.order.values(of:)) : nil })
+      })
+    else { return nil }
+    var modifications: [Int] = []
+    if filter.nestedMayBeAffected(summary) {
+      // A linked class changed: any element may be modified through its links (which moves
+      // none of them, as the filters and sorts read only the element's own row).
+      let gone = Set(plan.deletions)
+      for (position, item) in previous.enumerated() where !gone.contains(position) {
+        guard let key = CoreLinks.key(item),
+          filter.isModified(key, row: nil, table: table, summary: summary, core: core)
+        else { continue }
+        modifications.append(position)
+      }
+    } else {
+      for (position, _) in plan.stayed {
+        guard let key = CoreLinks.key(previous[position]), let mask = changes.modified[key],
+          ChangeSummary.intersects(mask, filter.mask)
+        else { continue }
+        modifications.append(position)
+      }
+      modifications.sort()
+    }
+    if plan.removed.isEmpty && plan.inserted.isEmpty {
+      state.adopt(previous)
+    } else {
+      // The elements move in memory after the callback (or when it reads the collection).
+      state.adopt(pending: { [self] in
+        sorted?.apply(plan)
+        state.adopt(previous)
+      })
+    }
+    defer { state.settle() }
+    guard !muted, !plan.deletions.isEmpty || !plan.insertions.isEmpty || !modifications.isEmpty else { return true }
+    block(.update(collection, deletions: plan.deletions, insertions: plan.insertions, modifications: modifications))
+    return true
   }
 
   /// Brings a class's results (key order, no sort) up to date from the change records alone:
@@ -365,27 +459,45 @@ final class CollectionObserver<Collection>: RealmObserver {
     {
       return incremental
     }
+    if let table = state.elementTable, let filter, sorted != nil,
+      let incremental = sortedUpdate(table: table, filter: filter, summary: summary, core: core, old: old)
+    {
+      return incremental
+    }
+    let before = previous
     let now = state.items()
-    let difference = now.difference(from: last)
     var deletions: [Int] = []
     var insertions: [Int] = []
-    for change in difference {
-      switch change {
-      case .remove(let offset, _, _): deletions.append(offset)
-      case .insert(let offset, _, _): insertions.append(offset)
+    // Positions in the previous version that may be reported as modified.
+    var stayed: [Int]?
+    if state.maintainableOrder != nil, let table = state.elementTable, let changes = summary.changes(of: table.name) {
+      // Only touched objects can have moved: report what the incremental update would.
+      let keys = { (items: [RowValue]) in items.compactMap { CoreLinks.key($0) } }
+      let ranked = RankedDiff.changes(
+        old: keys(before), new: keys(now),
+        touched: changes.inserted.union(changes.deleted).union(changes.modified.keys))
+      (deletions, insertions, stayed) = (ranked.deletions, ranked.insertions, ranked.stayed)
+    } else {
+      for change in now.difference(from: before) {
+        switch change {
+        case .remove(let offset, _, _): deletions.append(offset)
+        case .insert(let offset, _, _): insertions.append(offset)
+        }
       }
     }
     // Modifications are positions in the previous version, as in RealmSwift.
     var modifications: [Int] = []
     if let table = state.elementTable, let filter {
       let deleted = Set(deletions)
-      for (index, item) in last.enumerated() where !deleted.contains(index) {
-        guard let key = CoreLinks.key(item) else { continue }
+      for index in stayed ?? Array(before.indices) where !deleted.contains(index) {
+        guard let key = CoreLinks.key(before[index]) else { continue }
         if filter.isModified(key, row: nil, table: table, summary: summary, core: core) { modifications.append(index) }
       }
     }
     last = now
     lastKeys = nil
+    sorted = nil
+    keepSorted()
     guard !muted, !deletions.isEmpty || !insertions.isEmpty || !modifications.isEmpty else { return true }
     block(
       .update(collection, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications))
