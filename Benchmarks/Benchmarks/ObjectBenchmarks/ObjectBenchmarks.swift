@@ -17,6 +17,9 @@
 //   objects-indexed-range-sorted 5q  5 queries `createdAt BETWEEN {lo, hi}` sorted by createdAt
 //                               (1,000 objects each; createdAt has the same index on both
 //                               sides), reading every result's price in order
+//   objects-live 100k <query>   one modified object per commit to the callback of an observer
+//                               of the objects unsorted, sorted, or filtered and sorted
+//                               (LiveQueryBenchmarks.swift)
 //
 // As in StorageBenchmarks: each benchmark runs in a process of its own; the databases live
 // under $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the first insert of each side is kept as
@@ -219,4 +222,5 @@ let benchmarks: @Sendable () -> Void = {
       expected: objectData.expectedDateRangeTallies
     ) { try $0.dateRangeQueries(objectData.dateRanges) }
   }
+  liveQueryBenchmarks()
 }

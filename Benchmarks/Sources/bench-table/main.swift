@@ -165,7 +165,10 @@ func rate(_ perSecond: Double) -> String {
   perSecond >= 1e4 ? threeDigits(perSecond / 1e3) + "k/s" : String(format: "%.0f/s", perSecond)
 }
 
-func ratioText(_ value: Double?) -> String { value.map { String(format: "%.2fx", $0) } ?? "n/a" }
+/// A ratio with two decimals, or two significant digits when smaller than 0.01.
+func ratioText(_ value: Double?) -> String {
+  value.map { String(format: $0 < 0.01 ? "%.2gx" : "%.2fx", $0) } ?? "n/a"
+}
 
 func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
   let gap = String(repeating: " ", count: max(0, width - text.count))
@@ -273,6 +276,18 @@ let categoryQueries = 10.0
 let rangeQueries = 5.0
 let dateRangeQueries = 5.0
 
+/// As in LiveQueryBenchmarks.swift: the median time from a commit of one modified object to
+/// the callback of an observer of `query` (unsorted, sorted, filtered-sorted) on `side`.
+func live(_ query: String, _ side: String) -> Double? {
+  figure("objects-live 100k \(query) / \(side)", "livecommittocallback(ns)", percentile: 50)
+}
+
+/// Whether a live sorted query's callback comes within 1.2x of the unsorted one's, same run.
+let withinUnsorted: (Double, [Double?]) -> Bool = { shoal, _ in
+  guard let unsorted = live("unsorted", "shoal") else { return false }
+  return shoal <= 1.2 * unsorted
+}
+
 /// The targets for the object layer: Shoal at least twice as fast as GRDB (or its file
 /// at most half of GRDB's).
 let halfOfGRDB: (Double, [Double?]) -> Bool = { _, r in r[0].map { $0 <= 0.5 } == true }
@@ -305,6 +320,15 @@ let objectRows: [Row] = [
   Row(
     label: "file size after insert", cells: objectSides.map { Cell(fileSize("objects-\($0)")) }, show: size,
     target: "<=0.5x GRDB", meets: halfOfGRDB),
+  Row(
+    label: "live Results of 100k, commit->callback",
+    cells: [Cell(live("unsorted", "shoal")), .text("-")], target: "(reference)", meets: nil),
+  Row(
+    label: "  sorted, one object moves",
+    cells: objectSides.map { Cell(live("sorted", $0)) }, target: "<=1.2x unsorted", meets: withinUnsorted),
+  Row(
+    label: "  filtered + sorted",
+    cells: objectSides.map { Cell(live("filtered-sorted", $0)) }, target: "<=1.2x unsorted", meets: withinUnsorted),
 ]
 
 // As in NotifyShape (Sources/NotifyShared/NotifyShared.swift).
@@ -600,7 +624,10 @@ if hasFigures(objectRows) {
   print("Objects: Shoal's object layer (Realm API) vs GRDB (Codable records, DatabasePool in WAL mode), on")
   print("the same 100k objects (Int primary key, indexed String, Double, String, Date); median wall-clock")
   print("time per iteration; both durable (Shoal full, SQLite synchronous=FULL), 64 MiB cache each.")
-  print("Ratios are Shoal / GRDB: below 1 means Shoal is faster (or its file smaller).")
+  print("Ratios are Shoal / GRDB: below 1 means Shoal is faster (or its file smaller). The live rows:")
+  print("median per commit of one modified object, from just before the commit to the observer's")
+  print("callback in the same process (Shoal: Results observed on a queue; GRDB: ValueObservation,")
+  print("which fetches the query again).")
   print("")
   for line in table(["Shoal", "GRDB"], objectRows, missedPrefix: "objects: ") { print(line) }
   print("")

@@ -304,22 +304,22 @@ final class CollectionObserver<Collection>: RealmObserver {
   /// a few binary searches each. Nil when the change needs a full evaluation (a cleared class,
   /// linked objects, or so many objects touched that evaluating again costs less).
   private func sortedUpdate(
-    table: TableInfo, filter: ObservationFilter, summary: ChangeSummary, core: RealmCore, old: ReadTransaction
+    table: TableInfo, filter: ObservationFilter, summary: ChangeSummary, core: RealmCore
   ) -> Bool? {
     guard sorted != nil else { return nil }
     guard let changes = summary.changes(of: table.name) else {
       if !filter.mayBeAffected(table: table, summary: summary) { return true }
       // Only linked objects changed: nothing moves, and the loop below finds the modified.
-      return sortedUpdate(table: table, filter: filter, summary: summary, changes: .init(), core: core, old: old)
+      return sortedUpdate(table: table, filter: filter, summary: summary, changes: .init(), core: core)
     }
     guard !changes.cleared else { return nil }
-    return sortedUpdate(table: table, filter: filter, summary: summary, changes: changes, core: core, old: old)
+    return sortedUpdate(table: table, filter: filter, summary: summary, changes: changes, core: core)
   }
 
   /// `sortedUpdate` for the class's `changes`.
   private func sortedUpdate(
     table: TableInfo, filter: ObservationFilter, summary: ChangeSummary, changes: ChangeSummary.ClassChanges,
-    core: RealmCore, old: ReadTransaction
+    core: RealmCore
   ) -> Bool? {
     guard let count = sorted?.count else { return nil }
     guard changes.inserted.count + changes.deleted.count + changes.modified.count <= max(64, count / 16) else {
@@ -329,11 +329,10 @@ final class CollectionObserver<Collection>: RealmObserver {
     // `apply` to move them in place.
     let state = self.state
     guard
-      let plan = sorted.map({ items in
-        items.plan(
-          touched: changes.inserted.union(changes.deleted).union(changes.modified.keys),
-          oldValues: { key in core.row(table, key, in: old).map(items.order.values(of:)) },
-          newValues: { key in state.matches(key) ? core.row(table, key).map(items.order.values(of:)) : nil })
+      let plan = sorted.flatMap({ items in
+        items.plan(touched: changes.inserted.union(changes.deleted).union(changes.modified.keys)) { key in
+          state.matches(key) ? core.row(table, key).map(items.order.sortKey(of:)) : nil
+        }
       })
     else { return nil }
     var modifications: [Int] = []
@@ -460,7 +459,7 @@ final class CollectionObserver<Collection>: RealmObserver {
       return incremental
     }
     if let table = state.elementTable, let filter, sorted != nil,
-      let incremental = sortedUpdate(table: table, filter: filter, summary: summary, core: core, old: old)
+      let incremental = sortedUpdate(table: table, filter: filter, summary: summary, core: core)
     {
       return incremental
     }

@@ -31,39 +31,45 @@ struct RowOrder {
   /// Whether each column sorts smaller values first.
   let ascending: [Bool]
 
-  /// The sort values of `row`.
-  func values(of row: [RowValue]) -> [RowValue] { columns.map { $0 < row.count ? row[$0] : .null } }
+  /// The sort values of `row`, packed into one value: the column's value when there is one
+  /// column, else a `.list` of them.
+  func sortKey(of row: [RowValue]) -> RowValue {
+    if columns.count == 1 { return columns[0] < row.count ? row[columns[0]] : .null }
+    return .list(columns.map { $0 < row.count ? row[$0] : .null })
+  }
 
-  /// Whether `a` (of object `keyA`) sorts before `b` (of `keyB`).
-  func precedes(_ a: [RowValue], _ keyA: ObjectKey, _ b: [RowValue], _ keyB: ObjectKey) -> Bool {
-    for i in columns.indices {
-      if QueryKeyPaths.sortsBefore(a[i], b[i]) { return ascending[i] }
-      if QueryKeyPaths.sortsBefore(b[i], a[i]) { return !ascending[i] }
+  /// Whether sort key `a` (of object `keyA`) sorts before `b` (of `keyB`).
+  func precedes(_ a: RowValue, _ keyA: ObjectKey, _ b: RowValue, _ keyB: ObjectKey) -> Bool {
+    if columns.count == 1 {
+      if QueryKeyPaths.sortsBefore(a, b) { return ascending[0] }
+      if QueryKeyPaths.sortsBefore(b, a) { return !ascending[0] }
+    } else if case .list(let x) = a, case .list(let y) = b {
+      for i in columns.indices {
+        if QueryKeyPaths.sortsBefore(x[i], y[i]) { return ascending[i] }
+        if QueryKeyPaths.sortsBefore(y[i], x[i]) { return !ascending[i] }
+      }
     }
     return keyA < keyB
   }
 }
 
-/// The elements of sorted results (`.link(key)`, in order) with each element's sort values.
+/// The elements of sorted results (`.link(key)`, in order) and each element's sort key.
 struct SortedItems {
   let order: RowOrder
   private(set) var items: [RowValue]
-  /// `columns[c][i]`: the value of sort column `c` of element `i`.
-  private var columns: [[RowValue]]
+  /// The sort key (`RowOrder.sortKey`) of each element, by object: the values it was placed
+  /// by, which are also how it is found again when a commit touches it.
+  private var sortKeys: [ObjectKey: RowValue]
 
-  /// `items` in `order`, with the row of each (`row(i)`; nil leaves values null, which only a
-  /// row that vanished meanwhile can be).
+  /// `items` in `order`, with the row of each (`row(i)`; nil gives a null key, which only a
+  /// row that vanished meanwhile can have).
   init(order: RowOrder, items: [RowValue], row: (Int) -> [RowValue]?) {
     self.order = order
     self.items = items
-    columns = order.columns.map { _ in
-      var column: [RowValue] = []
-      column.reserveCapacity(items.count)
-      return column
-    }
+    sortKeys = Dictionary(minimumCapacity: items.count)
     for i in items.indices {
-      let values = row(i).map(order.values(of:)) ?? Array(repeating: .null, count: order.columns.count)
-      for c in columns.indices { columns[c].append(values[c]) }
+      guard let key = CoreLinks.key(items[i]) else { continue }
+      sortKeys[key] = row(i).map(order.sortKey(of:)) ?? .null
     }
   }
 
@@ -71,37 +77,36 @@ struct SortedItems {
 
   private func key(_ i: Int) -> ObjectKey { CoreLinks.key(items[i]) ?? ObjectKey(0) }
 
-  /// The first position whose element sorts at or after (`values`, `key`).
-  private func lowerBound(_ values: [RowValue], _ key: ObjectKey) -> Int {
+  /// The first position whose element sorts at or after (`sortKey`, `key`).
+  private func lowerBound(_ sortKey: RowValue, _ key: ObjectKey) -> Int {
     var low = 0
     var high = items.count
     while low < high {
       let mid = (low + high) / 2
-      if order.precedes(columns.map { $0[mid] }, self.key(mid), values, key) { low = mid + 1 } else { high = mid }
+      let other = self.key(mid)
+      if order.precedes(sortKeys[other] ?? .null, other, sortKey, key) { low = mid + 1 } else { high = mid }
     }
     return low
   }
 
   /// How the results change when the objects in `touched` may have entered, left or moved.
-  /// `oldValues` gives an object's sort values before the change (nil when it did not exist),
-  /// `newValues` after it (nil when it is not in the results now).
-  func plan(
-    touched: some Sequence<ObjectKey>, oldValues: (ObjectKey) -> [RowValue]?, newValues: (ObjectKey) -> [RowValue]?
-  ) -> SortedPlan {
+  /// `newKey` gives an object's sort key after the change, nil when it is not in the results
+  /// now; where it was before is known here (no read of the previous version). Nil if an
+  /// element is not where its sort key says (which would be a bug: the caller evaluates again).
+  func plan(touched: some Sequence<ObjectKey>, newKey: (ObjectKey) -> RowValue?) -> SortedPlan? {
     var removed: [Int] = []  // old positions of touched elements, ascending once sorted
-    var survivors: [(key: ObjectKey, values: [RowValue], gap: Int)] = []
+    var survivors: [(key: ObjectKey, sortKey: RowValue, gap: Int)] = []
     var oldPosition: [ObjectKey: Int] = [:]
     var seen = Set<ObjectKey>()
-    var fresh: [(ObjectKey, [RowValue])] = []
+    var fresh: [(ObjectKey, RowValue)] = []
     for key in touched where seen.insert(key).inserted {
-      if let old = oldValues(key) {
+      if let old = sortKeys[key] {
         let p = lowerBound(old, key)
-        if p < items.count, self.key(p) == key {
-          removed.append(p)
-          oldPosition[key] = p
-        }
+        guard p < items.count, self.key(p) == key else { return nil }
+        removed.append(p)
+        oldPosition[key] = p
       }
-      if let new = newValues(key) { fresh.append((key, new)) }
+      if let new = newKey(key) { fresh.append((key, new)) }
     }
     removed.sort()
     /// How many touched elements stand before position `p` of the old order.
@@ -114,18 +119,18 @@ struct SortedItems {
       }
       return low
     }
-    for (key, values) in fresh {
+    for (key, sortKey) in fresh {
       // The untouched elements before it: its place in the old order (which they keep) less
       // the touched elements there.
-      let p = lowerBound(values, key)
-      survivors.append((key, values, p - touchedBefore(p)))
+      let p = lowerBound(sortKey, key)
+      survivors.append((key, sortKey, p - touchedBefore(p)))
     }
-    survivors.sort { a, b in a.gap != b.gap ? a.gap < b.gap : order.precedes(a.values, a.key, b.values, b.key) }
-    var plan = SortedPlan(removed: removed)
+    survivors.sort { a, b in a.gap != b.gap ? a.gap < b.gap : order.precedes(a.sortKey, a.key, b.sortKey, b.key) }
+    var plan = SortedPlan(removed: removed, removedKeys: Array(oldPosition.keys))
     var groups: [Int: [(old: Int, new: Int)]] = [:]
     for (index, survivor) in survivors.enumerated() {
       let newPosition = survivor.gap + index
-      plan.inserted.append((newPosition, survivor.key, survivor.values))
+      plan.inserted.append((newPosition, survivor.key, survivor.sortKey))
       guard let old = oldPosition[survivor.key] else {
         plan.insertions.append(newPosition)
         continue
@@ -157,16 +162,37 @@ struct SortedItems {
   }
 
   /// Applies `plan`: the touched elements leave their old places and the survivors take
-  /// their new ones.
+  /// their new ones. Only the span from the first place that changes to the last is rewritten
+  /// (the elements before and after it are the same untouched ones, in the same order), so a
+  /// moved element shifts only those between its old and new places.
   mutating func apply(_ plan: SortedPlan) {
-    for position in plan.removed.reversed() {
-      items.remove(at: position)
-      for c in columns.indices { columns[c].remove(at: position) }
+    guard !plan.removed.isEmpty || !plan.inserted.isEmpty else { return }
+    for key in plan.removedKeys { sortKeys[key] = nil }
+    for (_, key, sortKey) in plan.inserted { sortKeys[key] = sortKey }
+    let oldCount = items.count
+    let newCount = oldCount - plan.removed.count + plan.inserted.count
+    let low = min(plan.removed.first ?? oldCount, plan.inserted.first?.position ?? newCount)
+    let same = min(oldCount - 1 - (plan.removed.last ?? -1), newCount - 1 - (plan.inserted.last?.position ?? -1))
+    let (oldHigh, newHigh) = (oldCount - same, newCount - same)
+    var span: [RowValue] = []
+    span.reserveCapacity(newHigh - low)
+    var removed = plan.removed[...]
+    var inserted = plan.inserted[...]
+    var old = low
+    for position in low..<newHigh {
+      if let next = inserted.first, next.position == position {
+        span.append(.link(next.key))
+        inserted.removeFirst()
+        continue
+      }
+      while removed.first == old {
+        removed.removeFirst()
+        old += 1
+      }
+      span.append(items[old])
+      old += 1
     }
-    for (position, key, values) in plan.inserted {
-      items.insert(.link(key), at: position)
-      for c in columns.indices { columns[c].insert(values[c], at: position) }
-    }
+    items.replaceSubrange(low..<oldHigh, with: span)
   }
 }
 
@@ -174,15 +200,20 @@ struct SortedItems {
 struct SortedPlan {
   /// Old positions of the touched elements, ascending: all leave before `inserted` go in.
   let removed: [Int]
-  /// The touched elements in the results now, in their order: new position, key, sort values.
-  var inserted: [(position: Int, key: ObjectKey, values: [RowValue])] = []
+  /// The objects at those positions.
+  let removedKeys: [ObjectKey]
+  /// The touched elements in the results now, in their order: new position, key, sort key.
+  var inserted: [(position: Int, key: ObjectKey, sortKey: RowValue)] = []
   /// The change set's deletions (old positions) and insertions (new positions), ascending.
   var deletions: [Int] = []
   var insertions: [Int] = []
   /// Touched elements that kept their place among the others: old and new position.
   var stayed: [(old: Int, new: Int)] = []
 
-  init(removed: [Int]) { self.removed = removed }
+  init(removed: [Int], removedKeys: [ObjectKey]) {
+    self.removed = removed
+    self.removedKeys = removedKeys
+  }
 }
 
 /// The change set between two orders of results where only `touched` objects can have moved:
