@@ -18,7 +18,7 @@ final class NodeCache: Sendable {
   }
 
   private struct State {
-    var index: [Key: Int] = [:]
+    var index = NodeIndex()
     var slots: [Slot] = []
     var freeSlots: [Int] = []
     var hand = 0
@@ -37,14 +37,14 @@ final class NodeCache: Sendable {
     // does not rehash the index over and over: the first commits of a process would pay.
     let expected = min(self.capacity / 8192, 1 << 17)
     state.withLock { s in
-      s.index.reserveCapacity(expected)
+      s.index = NodeIndex(minimumCapacity: expected)
       s.slots.reserveCapacity(expected)
     }
   }
 
   func get(_ key: Key) -> NodeImage? {
     state.withLock { s in
-      guard let i = s.index[key] else {
+      guard let i = s.index.slot(key.offset, key.checksum) else {
         s.misses += 1
         return nil
       }
@@ -58,15 +58,15 @@ final class NodeCache: Sendable {
     let size = node.bytes.count + 8 * node.count + 96
     guard size <= capacity else { return }
     state.withLock { s in
-      guard s.index[key] == nil else { return }
-      while s.bytes + size > capacity, !s.index.isEmpty {
+      guard s.index.slot(key.offset, key.checksum) == nil else { return }
+      while s.bytes + size > capacity, s.index.count > 0 {
         if s.hand >= s.slots.count { s.hand = 0 }
         if let node = s.slots[s.hand].node {
           if s.slots[s.hand].referenced {
             s.slots[s.hand].referenced = false
           } else {
             s.bytes -= node.bytes.count + 8 * node.count + 96
-            s.index[s.slots[s.hand].key] = nil
+            _ = s.index.remove(s.slots[s.hand].key.offset, s.slots[s.hand].key.checksum)
             s.slots[s.hand].node = nil
             s.freeSlots.append(s.hand)
           }
@@ -76,10 +76,10 @@ final class NodeCache: Sendable {
       let slot = Slot(key: key, node: node, referenced: false)
       if let i = s.freeSlots.popLast() {
         s.slots[i] = slot
-        s.index[key] = i
+        s.index.insert(key.offset, key.checksum, slot: i)
       } else {
         s.slots.append(slot)
-        s.index[key] = s.slots.count - 1
+        s.index.insert(key.offset, key.checksum, slot: s.slots.count - 1)
       }
       s.bytes += size
     }
@@ -93,7 +93,7 @@ final class NodeCache: Sendable {
     guard !keys.isEmpty else { return }
     state.withLock { s in
       for key in keys {
-        guard let i = s.index.removeValue(forKey: key), let node = s.slots[i].node else { continue }
+        guard let i = s.index.remove(key.offset, key.checksum), let node = s.slots[i].node else { continue }
         s.bytes -= node.bytes.count + 8 * node.count + 96
         s.slots[i].node = nil
         s.freeSlots.append(i)
