@@ -39,6 +39,15 @@ struct SortedResultsMaintenanceTests {
     }
   }
 
+  /// nil, a small number or NaN (which sorts before every number).
+  private func randomScore(_ rng: inout SplitMix) -> Double? {
+    switch Int.random(in: 0..<6, using: &rng) {
+    case 0, 1: return nil
+    case 2: return .nan
+    default: return Double(Int.random(in: 0..<4, using: &rng))
+    }
+  }
+
   /// Random commits of 1–6 writes each to `realm`'s people: insertions, deletions, and changes
   /// to the sorted and filtered properties from small ranges (so sort keys tie often).
   func randomCommits<Model: RankedModel>(_: Model.Type, _ realm: Realm, count: Int, seed: UInt64) throws {
@@ -53,7 +62,7 @@ struct SortedResultsMaintenanceTests {
           case 0:
             let person = Model.make(
               id: nextID, name: "n\(Int.random(in: 0..<5, using: &rng))", age: .random(in: 0..<10, using: &rng))
-            person.score = Bool.random(using: &rng) ? nil : Double(Int.random(in: 0..<4, using: &rng))
+            person.score = randomScore(&rng)
             realm.add(person)
             nextID += 1
           case 1:
@@ -63,7 +72,7 @@ struct SortedResultsMaintenanceTests {
           case 3:
             someone?.name = "n\(Int.random(in: 0..<5, using: &rng))"
           case 4:
-            someone?.score = Bool.random(using: &rng) ? nil : Double(Int.random(in: 0..<4, using: &rng))
+            someone?.score = randomScore(&rng)
           default:
             someone?.nickname = "nick"  // a property no sort or filter reads
           }
