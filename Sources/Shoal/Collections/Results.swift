@@ -179,6 +179,13 @@ final class ResultsState {
     guard let core, let table = elementTable else { return false }
     if filters.isEmpty { return core.exists(table: table, key: key) }
     guard let row = core.row(table, key) else { return false }
+    return matches(key, row: row)
+  }
+
+  /// Whether the object `key`, whose current row is `row`, passes every filter.
+  func matches(_ key: ObjectKey, row: [RowValue]) -> Bool {
+    guard let core, let table = elementTable else { return false }
+    if filters.isEmpty { return true }
     let context = core.queryContext
     context.setCurrent(table, key, row)
     do {

@@ -330,8 +330,9 @@ final class CollectionObserver<Collection>: RealmObserver {
     let state = self.state
     guard
       let plan = sorted.flatMap({ items in
-        items.plan(touched: changes.inserted.union(changes.deleted).union(changes.modified.keys)) { key in
-          state.matches(key) ? core.row(table, key).map(items.order.sortKey(of:)) : nil
+        items.plan(touched: [changes.inserted, changes.deleted, Set(changes.modified.keys)].joined()) { key in
+          guard let row = core.row(table, key), state.matches(key, row: row) else { return nil }
+          return items.order.sortKey(of: row)
         }
       })
     else { return nil }
