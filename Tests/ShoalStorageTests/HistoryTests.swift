@@ -6,7 +6,7 @@ import Testing
   /// Pending changes behave as a dictionary whatever the order keys come in: ascending runs
   /// (kept as a sorted array), repeats, withdrawals and keys out of order (a dictionary after).
   @Test(arguments: [1, 2, 3, 4]) func pendingChangesMatchADictionary(seed: UInt64) {
-    var rng = SplitMix(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var changes = PendingChanges()
     var model: [[UInt8]: PendingChange] = [:]
     var next: UInt64 = 0
@@ -99,18 +99,5 @@ import Testing
     try store.write { try $0.put([1], forKey: [99], in: "k") }
     #expect(throws: StorageError.self) { try store.changes(from: 6) }
     #expect(store.info().historyRecords == 1)
-  }
-}
-
-/// A small deterministic generator for the tests above.
-struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -10,21 +10,9 @@ struct NodeIndexTests {
     let checksum: UInt64
   }
 
-  /// A seeded generator, so a failure can be replayed.
-  struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   @Test(arguments: [1, 2, 3])
   func behavesAsADictionaryThroughRandomInsertsAndRemovals(_ seed: UInt64) {
-    var rng = Generator(state: seed)
+    var rng = SplitMix64(seed: seed)  // seeded: a failure can be replayed
     var index = NodeIndex()  // starts at 16 buckets: grows, wraps around and probes
     var model: [Key: Int] = [:]
     // Few distinct offsets (block-aligned, as in a file) and two checksums each, so keys are

@@ -1,22 +1,8 @@
 import Foundation
+import ShoalStorage
 import Testing
 
 @testable import Shoal
-
-/// A small seeded generator (SplitMix64), so that the randomized tests are reproducible.
-private struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-}
 
 /// Compiles only for `Sendable` types.
 private func requireSendable<T: Sendable>(_: T.Type) {}
@@ -40,7 +26,7 @@ struct ObjectIdTests {
   }
 
   @Test func stringRoundTrip() throws {
-    var generator = SeededGenerator(seed: 1)
+    var generator = SplitMix64(seed: 1)
     for _ in 0..<500 {
       let bytes = (0..<12).map { _ in UInt8.random(in: 0...255, using: &generator) }
       let hex = bytes.map { String(format: "%02x", $0) }.joined()
@@ -145,7 +131,7 @@ struct ObjectIdTests {
   }
 
   @Test func comparisonIsBytewise() {
-    var generator = SeededGenerator(seed: 2)
+    var generator = SplitMix64(seed: 2)
     for _ in 0..<2_000 {
       var left = (0..<12).map { _ in UInt8.random(in: 0...255, using: &generator) }
       var right = (0..<12).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -212,7 +198,7 @@ struct Decimal128Tests {
   }
 
   /// A random value: 1–38 significant digits, any exponent that keeps it in range, either sign.
-  private func randomValue(_ generator: inout SeededGenerator) -> Decimal128 {
+  private func randomValue(_ generator: inout SplitMix64) -> Decimal128 {
     let count = Int.random(in: 1...38, using: &generator)
     var digits = String(Int.random(in: 1...9, using: &generator))
     for _ in 1..<count { digits += String(Int.random(in: 0...9, using: &generator)) }
@@ -299,7 +285,7 @@ struct Decimal128Tests {
   }
 
   @Test func randomStringRoundTrips() throws {
-    var generator = SeededGenerator(seed: 3)
+    var generator = SplitMix64(seed: 3)
     for _ in 0..<3_000 {
       let value = randomValue(&generator)
       #expect(!value.isNaN)
@@ -348,7 +334,7 @@ struct Decimal128Tests {
   }
 
   @Test func randomComparisonsMatchFoundation() {
-    var generator = SeededGenerator(seed: 4)
+    var generator = SplitMix64(seed: 4)
     for _ in 0..<3_000 {
       let a = randomValue(&generator)
       // Half the time a nearby value with the same leading digits at another exponent, so that ties get tested.
@@ -440,7 +426,7 @@ struct Decimal128Tests {
   }
 
   @Test func randomExactArithmeticMatchesIntegers() {
-    var generator = SeededGenerator(seed: 5)
+    var generator = SplitMix64(seed: 5)
     for _ in 0..<3_000 {
       // Up to 15 digits and exponents within ±10: sums and products are exact, and fit Int128 at exponent -10.
       let (x, y) = (
@@ -484,7 +470,7 @@ struct Decimal128Tests {
   }
 
   @Test func randomDivisionIsCorrectlyRounded() {
-    var generator = SeededGenerator(seed: 6)
+    var generator = SplitMix64(seed: 6)
     for _ in 0..<2_000 {
       let a = Int64.random(in: 1...999_999_999_999_999_999, using: &generator)
       let b = Int64.random(in: 1...(Bool.random(using: &generator) ? 999 : 999_999_999_999), using: &generator)
@@ -651,7 +637,7 @@ struct Decimal128Tests {
   }
 
   @Test func storageRoundTripsRandomValuesAndOrders() {
-    var generator = SeededGenerator(seed: 7)
+    var generator = SplitMix64(seed: 7)
     var values = [d("NaN"), 0]
     for _ in 0..<5_000 { values.append(randomValue(&generator)) }
     for value in values {

@@ -1,4 +1,5 @@
 import Foundation
+import ShoalStorage
 import Testing
 
 @testable import Shoal
@@ -40,7 +41,7 @@ struct SortedResultsMaintenanceTests {
   }
 
   /// nil, a small number or NaN (which sorts before every number).
-  private func randomScore(_ rng: inout SplitMix) -> Double? {
+  func randomScore(_ rng: inout SplitMix64) -> Double? {
     switch Int.random(in: 0..<6, using: &rng) {
     case 0, 1: return nil
     case 2: return .nan
@@ -51,7 +52,7 @@ struct SortedResultsMaintenanceTests {
   /// Random commits of 1–6 writes each to `realm`'s people: insertions, deletions, and changes
   /// to the sorted and filtered properties from small ranges (so sort keys tie often).
   func randomCommits<Model: RankedModel>(_: Model.Type, _ realm: Realm, count: Int, seed: UInt64) throws {
-    var rng = SplitMix(seed: seed)
+    var rng = SplitMix64(seed: seed)
     var nextID = 1_000
     for _ in 0..<count {
       try realm.write {
@@ -189,18 +190,5 @@ final class RankedEntry: Object, RankedModel {
     entry.name = name
     entry.age = age
     return entry
-  }
-}
-
-/// A seeded generator, so a failing history can be replayed.
-private struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
