@@ -8,7 +8,7 @@
 struct NodeIndex {
   private var offsets: [UInt64]
   private var checksums: [UInt64]
-  private var slots: [Int32]
+  private var slots: [Int]
   /// Buckets - 1 (buckets are a power of two).
   private var mask: Int
   /// 64 - log2(buckets): the hash's top bits pick the bucket.
@@ -44,7 +44,7 @@ struct NodeIndex {
 
   /// The slot of (`offset`, `checksum`), or nil.
   func slot(_ offset: UInt64, _ checksum: UInt64) -> Int? {
-    bucket(offset, checksum).map { Int(slots[$0]) }
+    bucket(offset, checksum).map { slots[$0] }
   }
 
   /// Records `slot` for (`offset`, `checksum`), which must not be held yet; an offset of 0 is
@@ -56,14 +56,14 @@ struct NodeIndex {
     while offsets[i] != 0 { i = (i + 1) & mask }
     offsets[i] = offset
     checksums[i] = checksum
-    slots[i] = Int32(truncatingIfNeeded: slot)
+    slots[i] = slot
     count += 1
   }
 
   /// Forgets (`offset`, `checksum`); returns the slot it had, or nil.
   mutating func remove(_ offset: UInt64, _ checksum: UInt64) -> Int? {
     guard offset != 0, var hole = bucket(offset, checksum) else { return nil }
-    let removed = Int(slots[hole])
+    let removed = slots[hole]
     // Shift back every entry of the run after the hole that may sit there: one whose home is
     // not cyclically within (hole, j].
     var j = hole
@@ -87,7 +87,7 @@ struct NodeIndex {
   private mutating func grow() {
     var bigger = NodeIndex(minimumCapacity: offsets.count)
     for i in offsets.indices where offsets[i] != 0 {
-      bigger.insert(offsets[i], checksums[i], slot: Int(slots[i]))
+      bigger.insert(offsets[i], checksums[i], slot: slots[i])
     }
     self = bigger
   }
