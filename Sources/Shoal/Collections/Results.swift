@@ -215,10 +215,12 @@ final class ResultsState {
     pendingStamp = core.stamp
   }
 
-  /// Lays out pending items now (see `adopt(pending:)`).
+  /// Lays out pending items now (see `adopt(pending:)`); drops them if the Realm's view has
+  /// moved since they were planned (the next read evaluates the results again).
   func settle() {
-    guard let make = pending, let core, pendingStamp == core.stamp else { return }
+    guard let make = pending else { return }
     pending = nil
+    guard let core, pendingStamp == core.stamp else { return }
     make()
   }
 

@@ -356,16 +356,27 @@ final class CollectionObserver<Collection>: RealmObserver {
       }
       modifications.sort()
     }
-    if plan.removed.isEmpty && plan.inserted.isEmpty {
+    // The elements move in memory after the callback (or when it reads the collection); the
+    // results take them only while the Realm is still at this version (a callback may refresh
+    // it), but the observer's own copy always moves, as the next update starts from it.
+    var applied = plan.removed.isEmpty && plan.inserted.isEmpty
+    func layOut() {
+      guard !applied else { return }
+      applied = true
+      sorted?.apply(plan)
+    }
+    if applied {
       state.adopt(previous)
     } else {
-      // The elements move in memory after the callback (or when it reads the collection).
       state.adopt(pending: { [self] in
-        sorted?.apply(plan)
+        layOut()
         state.adopt(previous)
       })
     }
-    defer { state.settle() }
+    defer {
+      state.settle()
+      layOut()
+    }
     guard !muted, !plan.deletions.isEmpty || !plan.insertions.isEmpty || !modifications.isEmpty else { return true }
     block(.update(collection, deletions: plan.deletions, insertions: plan.insertions, modifications: modifications))
     return true
@@ -766,7 +777,11 @@ extension RealmCore {
       .debug, .notification,
       "Delivering the changes of versions \(old.version + 1)...\(new.version) to \(observers.count) observer(s)")
     pruneObservers()
-    guard !observers.isEmpty, !isDelivering else { return }
+    guard !observers.isEmpty else { return }
+    guard !isDelivering else {
+      if deferredDeliveryFrom == nil { deferredDeliveryFrom = old }
+      return
+    }
     let summary: ChangeSummary
     do {
       summary = ChangeSummary(try store.changes(from: old.version, to: new.version))
@@ -774,7 +789,14 @@ extension RealmCore {
       return
     }
     isDelivering = true
-    defer { isDelivering = false }
+    defer {
+      isDelivering = false
+      // A callback moved the Realm on: tell of those commits now, from where they started.
+      if let from = deferredDeliveryFrom {
+        deferredDeliveryFrom = nil
+        if let now = read, now.version != from.version { deliver(from: from, to: now, local: local) }
+      }
+    }
     for observer in observers {
       guard let token = observer.token, !token.isInvalidated else { continue }
       let suppressed = token.takeSuppressed(from: old.version, to: new.version)

@@ -20,6 +20,8 @@ struct SortedResultsMaintenanceTests {
     var deliveries: [Delivery] = []
     var token: NotificationToken?
     let results: Results<Model>
+    /// Called at the end of each update's callback.
+    var afterUpdate: () -> Void = {}
 
     init(_ results: Results<Model>, full: Bool) {
       self.results = results
@@ -36,6 +38,7 @@ struct SortedResultsMaintenanceTests {
           #expect(modifications.allSatisfy { before.indices.contains($0) })
         }
         deliveries.append(Delivery(change: seen, ids: ids))
+        if case .update = seen { afterUpdate() }
       }
     }
   }
@@ -130,6 +133,36 @@ struct SortedResultsMaintenanceTests {
   /// through a link, so each element is checked, but still nothing is evaluated again.
   @Test(arguments: queries) func incrementalAndFullEvaluationAgreeThroughLinks(_ query: String) throws {
     try compareOnRandomHistory(Person.self, query)
+  }
+
+  /// A callback that writes (after another thread's commit) moves its Realm past commits no one
+  /// has been told of yet, its own included: they are delivered once the callback returns, so
+  /// results kept up to date from change records miss none.
+  @Test(arguments: [false, true])
+  func aCallbackThatWritesMissesNoCommit(_ full: Bool) throws {
+    let config = memoryConfiguration()
+    let realm = try Realm(configuration: config)
+    try realm.write { for id in 0..<40 { realm.add(RankedEntry.make(id: id, name: "n", age: id)) } }
+    let watcher = Watcher(realm.objects(RankedEntry.self).sorted(byKeyPath: "age"), full: full)
+    var refreshes = 0
+    watcher.afterUpdate = {
+      guard refreshes < 10 else { return }
+      refreshes += 1
+      let id = refreshes
+      let moved = Thread.detachAndWait {
+        let other = try Realm(configuration: config)
+        try other.write { other.object(ofType: RankedEntry.self, forPrimaryKey: id)?.age = 100 - id }
+      }
+      #expect(moved)
+      #expect(throws: Never.self) {
+        try realm.write { realm.object(ofType: RankedEntry.self, forPrimaryKey: 10 + id)?.age = 50 + id }
+      }
+    }
+    for i in 0..<10 { try realm.write { realm.object(ofType: RankedEntry.self, forPrimaryKey: 20 + i)?.age = -i } }
+    #expect(refreshes == 10)
+    // Commits that land before a delivery is told of are told of together: at least the local
+    // ones each, and every change set turned the previous order into the next.
+    #expect(watcher.deliveries.last?.ids == Array(realm.objects(RankedEntry.self).sorted(byKeyPath: "age").map(\.id)))
   }
 
   @Test func aModifiedObjectMovesWithoutEvaluatingTheResultsAgain() throws {
