@@ -14,6 +14,9 @@ struct ChangeSummary {
 
     var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty && !cleared }
 
+    /// Every object the changes name: inserted, deleted or modified.
+    var touched: Set<ObjectKey> { inserted.union(deleted).union(modified.keys) }
+
     func wasDeleted(_ key: ObjectKey) -> Bool { deleted.contains(key) || (cleared && !inserted.contains(key)) }
 
     /// The properties written in `key`, when it was updated (not inserted).

@@ -330,7 +330,7 @@ final class CollectionObserver<Collection>: RealmObserver {
     let state = self.state
     guard
       let plan = sorted.flatMap({ items in
-        items.plan(touched: [changes.inserted, changes.deleted, Set(changes.modified.keys)].joined()) { key in
+        items.plan(touched: changes.touched) { key in
           guard let row = core.row(table, key), state.matches(key, row: row) else { return nil }
           return items.order.sortKey(of: row)
         }
@@ -484,9 +484,7 @@ final class CollectionObserver<Collection>: RealmObserver {
     if state.maintainableOrder != nil, let table = state.elementTable, let changes = summary.changes(of: table.name) {
       // Only touched objects can have moved: report what the incremental update would.
       let keys = { (items: [RowValue]) in items.compactMap { CoreLinks.key($0) } }
-      let ranked = RankedDiff.changes(
-        old: keys(before), new: keys(now),
-        touched: changes.inserted.union(changes.deleted).union(changes.modified.keys))
+      let ranked = RankedDiff.changes(old: keys(before), new: keys(now), touched: changes.touched)
       (deletions, insertions, stayed) = (ranked.deletions, ranked.insertions, ranked.stayed)
     } else {
       for change in now.difference(from: before) {
@@ -780,6 +778,7 @@ extension RealmCore {
     guard !observers.isEmpty else { return }
     guard !isDelivering else {
       if deferredDeliveryFrom == nil { deferredDeliveryFrom = old }
+      deferredDeliveryIsLocal = deferredDeliveryIsLocal || local
       return
     }
     let summary: ChangeSummary
@@ -793,8 +792,10 @@ extension RealmCore {
       isDelivering = false
       // A callback moved the Realm on: tell of those commits now, from where they started.
       if let from = deferredDeliveryFrom {
+        let deferredLocal = deferredDeliveryIsLocal
         deferredDeliveryFrom = nil
-        if let now = read, now.version != from.version { deliver(from: from, to: now, local: local) }
+        deferredDeliveryIsLocal = false
+        if let now = read, now.version != from.version { deliver(from: from, to: now, local: deferredLocal) }
       }
     }
     for observer in observers {

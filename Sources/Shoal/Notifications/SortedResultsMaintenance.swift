@@ -93,13 +93,12 @@ struct SortedItems {
   /// `newKey` gives an object's sort key after the change, nil when it is not in the results
   /// now; where it was before is known here (no read of the previous version). Nil if an
   /// element is not where its sort key says (which would be a bug: the caller evaluates again).
-  func plan(touched: some Sequence<ObjectKey>, newKey: (ObjectKey) -> RowValue?) -> SortedPlan? {
+  func plan(touched: Set<ObjectKey>, newKey: (ObjectKey) -> RowValue?) -> SortedPlan? {
     var removed: [Int] = []  // old positions of touched elements, ascending once sorted
     var survivors: [(key: ObjectKey, sortKey: RowValue, gap: Int)] = []
     var oldPosition: [ObjectKey: Int] = [:]
-    var seen = Set<ObjectKey>()
     var fresh: [(ObjectKey, RowValue)] = []
-    for key in touched where seen.insert(key).inserted {
+    for key in touched {
       if let old = sortKeys[key] {
         let p = lowerBound(old, key)
         guard p < items.count, self.key(p) == key else { return nil }

@@ -33,10 +33,13 @@ final class RealmCore {
   /// Whether this Realm follows commits without observers (see `followCommits`).
   var followsCommits = false
   var isDelivering = false
-  /// The version a delivery started inside another one (a callback refreshed the Realm) would
-  /// have told of changes from: told once the outer delivery is over, so observers that keep
-  /// their state up to date from change records miss no commit.
+  /// The version a delivery started inside another one (a callback wrote, moving the Realm on)
+  /// would have told of changes from: told once the outer delivery is over, so observers that
+  /// keep their state up to date from change records miss no commit.
   var deferredDeliveryFrom: ReadTransaction?
+  /// Whether a commit of this Realm's own is among those deferred (objects then report no old
+  /// values for them, as for any local write).
+  var deferredDeliveryIsLocal = false
   /// Tokens a `write(withoutNotifying:)` asked to skip for its commit.
   var skippedTokens: [NotificationToken] = []
   /// Whether this Realm is a frozen snapshot.

@@ -6,7 +6,7 @@ import Synchronization
 /// that is reused holds a block with another checksum, so an entry can never be stale.
 /// Eviction is CLOCK (second chance) over a byte budget.
 final class NodeCache: Sendable {
-  struct Key: Hashable {
+  struct Key {
     let offset: UInt64
     let checksum: UInt64
   }
