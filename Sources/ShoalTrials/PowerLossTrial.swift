@@ -1,4 +1,6 @@
+import Foundation
 import ShoalStorage
+import Synchronization
 
 /// One power-loss trial: random transactions on a `FaultInjectingFile` until the power is
 /// cut at a random write or sync; the disk image is then torn per the fault model and
@@ -20,14 +22,139 @@ public enum PowerLossTrial {
     public var inFlightLanded = false
     /// The recovered file's free-space list was a chain of deltas (not one full list).
     public var recoveredDeltaChain = false
+    /// Several writer threads committed at once (group commit), and some of their commits
+    /// shared a sync: the power was cut with several commits written and not yet durable.
+    public var concurrent = false
+    /// Commits written but not yet durable when the power was cut (concurrent trials).
+    public var unsyncedAtCut = 0
   }
 
   /// Runs one trial: up to `commits` random commits on a file that loses power at a point
   /// chosen by `seed`, then a reopen whose contents must be the last commit or the one before.
+  /// One trial in two has three writer threads committing at once on a file whose syncs take
+  /// a while, so that commits share syncs (group commit) and the power is cut inside batches.
   public static func run(seed: UInt64, commits: Int = 12) -> Outcome {
     var outcome = Outcome()
-    outcome.failure = run(seed: seed, commits: commits, outcome: &outcome)
+    if seed % 2 == 1 {
+      outcome.concurrent = true
+      outcome.failure = runConcurrent(seed: seed, commits: commits, outcome: &outcome)
+    } else {
+      outcome.failure = run(seed: seed, commits: commits, outcome: &outcome)
+    }
     return outcome
+  }
+
+  /// The states after each version, as the writers made them, and the newest version whose
+  /// commit returned (durable).
+  private struct History {
+    /// The states each version was built with. Usually one; after the cut, a writer that
+    /// finds nothing to read may build on a version whose commit the cut interrupted (so never
+    /// became the head), and try the same version again, failing at its first write.
+    var models: [UInt64: [StoreModel]] = [:]
+    var acknowledged: UInt64 = 0
+    var written: UInt64 = 0
+  }
+
+  /// Three threads commit random transactions on one store until the power is cut; each
+  /// commit's sync takes 300 µs, so the next writers prepare theirs meanwhile and one sync
+  /// makes several durable. Passing means: the reopened store holds exactly the state after
+  /// some version at least as new as every acknowledged commit (a cut inside a batch loses
+  /// only commits not yet acknowledged, and never leaves one without those before it), the
+  /// file verifies, and it accepts another commit.
+  static func runConcurrent(seed: UInt64, commits: Int, outcome: inout Outcome) -> String? {
+    var work = Workload(seed: seed)
+    do {
+      let origin = MemoryFile(path: "trial-\(seed)")
+      var start = StoreModel()
+      let startVersion: UInt64
+      do {
+        let store = try Store(file: origin)
+        for _ in 0..<work.int(0...4) {
+          let txn = try store.beginWrite()
+          try work.transaction(txn, &start)
+          try txn.commit()
+        }
+        startVersion = store.latestVersion
+      }
+      let writers = 3
+      let file = FaultInjectingFile(
+        path: "trial-\(seed)", contents: origin.contents,
+        crashAfterOperations: work.int(1...(commits * writers * 6)), syncDuration: .microseconds(300))
+      let history = Mutex(History(models: [startVersion: [start]], acknowledged: startVersion, written: startVersion))
+      let failures = Mutex<[String]>([])
+      let cut = Atomic<Bool>(false)
+      // Opening writes nothing to a whole file, but the cut may come at its first operation.
+      let store: Store
+      do {
+        store = try Store(file: file)
+      } catch StorageError.powerLoss {
+        return nil
+      }
+      let done = DispatchGroup()
+      for writer in 0..<writers {
+        let seed = work.rng.next()
+        done.enter()
+        Thread {
+          defer { done.leave() }
+          var work = Workload(seed: seed)
+          do {
+            for _ in 0..<commits {
+              let txn = try store.beginWrite()
+              guard var model = history.withLock({ $0.models[txn.baseVersion]?.last }) else {
+                failures.withLock { $0.append("writer \(writer): no model of version \(txn.baseVersion)") }
+                txn.abort()
+                return
+              }
+              try work.transaction(txn, &model)
+              let version = txn.version
+              history.withLock {
+                $0.models[version, default: []].append(model)
+                $0.written = max($0.written, version)
+              }
+              let made = try txn.commit()
+              history.withLock { $0.acknowledged = max($0.acknowledged, made) }
+            }
+          } catch StorageError.powerLoss {
+            // Expected: the power was cut.
+            cut.store(true, ordering: .relaxed)
+          } catch {
+            failures.withLock { $0.append("writer \(writer): \(error)") }
+          }
+        }.start()
+      }
+      done.wait()
+      if let failure = failures.withLock({ $0.first }) { return "seed \(seed): \(failure)" }
+      let final = history.withLock { $0 }
+      outcome.crashed = cut.load(ordering: .relaxed)
+      outcome.unsyncedAtCut = Int(final.written - final.acknowledged)
+      let image = file.crashImage(seed: work.rng.next())
+      let reopened = try Store(file: MemoryFile(path: "trial-\(seed)-after", contents: image))
+      let version = reopened.latestVersion
+      let found = try StoreModel.read(reopened)
+      outcome.fellBack = reopened.recoveredFromVersion != nil
+      guard version >= final.acknowledged else {
+        return "seed \(seed): the crash lost acknowledged version \(final.acknowledged) (opened \(version))"
+      }
+      guard let expected = final.models[version], let last = expected.last else {
+        return "seed \(seed): opened version \(version), never written (newest written \(final.written))"
+      }
+      guard expected.contains(found) else {
+        return
+          "seed \(seed): after the crash version \(version) holds the wrong state (\(found.difference(from: last)))"
+      }
+      let report = reopened.verify()
+      guard report.isOK else {
+        return "seed \(seed): verify after the crash: \(report.problems.prefix(3).joined(separator: "; "))"
+      }
+      var model = found
+      try reopened.write { try work.transaction($0, &model) }
+      guard reopened.verify().isOK, try StoreModel.read(reopened) == model else {
+        return "seed \(seed): a commit on the recovered file reads back wrong or fails verify"
+      }
+      return nil
+    } catch {
+      return "seed \(seed): \(error)"
+    }
   }
 
   static func run(seed: UInt64, commits: Int, outcome: inout Outcome) -> String? {

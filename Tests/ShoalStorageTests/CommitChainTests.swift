@@ -157,8 +157,10 @@ import Testing
     let oldSlot = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
     try first.write { try $0.put(bytes("24"), forKey: bytes("v"), in: "k") }
     #expect(first.latestVersion == 24 && Int(first.latestMeta.anchorSlot) == slot)
-    // What the killed writer left: the record of 24, the slot as before, 23 published.
+    // What the killed writer left: the record of 24, the slot as before, 23 the head and
+    // published.
     try file.write(oldSlot, at: FileLayout.metaOffset(slot: slot))
+    first.coordinator.setHead(before)
     first.coordinator.publish(before)
     try second.write { try $0.put(bytes("25"), forKey: bytes("v"), in: "k") }
     #expect(second.latestVersion == 25)
@@ -207,7 +209,9 @@ import Testing
     try first.write { try $0.createKeyspace("k") }
     let before = first.latestMeta
     try first.write { try $0.put(bytes("taken"), forKey: bytes("v"), in: "k") }
-    // What the killed writer left: its record on disk, the version before it published.
+    // What the killed writer left: its record on disk, the version before it the head and
+    // published.
+    first.coordinator.setHead(before)
     first.coordinator.publish(before)
     failing.failing.withLock { $0 = true }
     #expect(throws: SyncFailingFile.error(dir.file())) { try second.beginWrite() }

@@ -175,7 +175,8 @@ import Testing
     }
     let published = first.coordinator.latest()
     try first.write { try $0.put(bytes("2"), forKey: bytes("b"), in: "kv") }
-    // The state a writer killed between its meta write and its publish leaves behind.
+    // The state a writer killed between its meta write and its publish leaves behind (the
+    // head, the newest commit written, stays: its batch's sync is what it waited for).
     first.coordinator.publish(published)
     #expect(second.latestVersion == published.version)
     try second.write { try $0.put(bytes("3"), forKey: bytes("c"), in: "kv") }

@@ -34,6 +34,8 @@ struct PowerLoss: ParsableCommand {
     var fellBack = 0
     var landed = 0
     var deltas = 0
+    var concurrent = 0
+    var batchesCut = 0
     for i in 0..<trials {
       let outcome = PowerLossTrial.run(seed: seed &+ UInt64(i), commits: commits)
       if let failure = outcome.failure { failures.append(failure) }
@@ -42,9 +44,11 @@ struct PowerLoss: ParsableCommand {
       fellBack += outcome.fellBack ? 1 : 0
       landed += outcome.inFlightLanded ? 1 : 0
       deltas += outcome.recoveredDeltaChain ? 1 : 0
+      concurrent += outcome.concurrent ? 1 : 0
+      batchesCut += outcome.unsyncedAtCut > 1 ? 1 : 0
     }
     print(
-      "power cut in \(crashed) trials, \(inCommit) of them inside a commit; open fell back to the previous commit in \(fellBack); the commit in flight landed whole in \(landed); the recovered free-space list was a chain of deltas in \(deltas)"
+      "power cut in \(crashed) trials, \(inCommit) of them inside a commit; open fell back to the previous commit in \(fellBack); the commit in flight landed whole in \(landed); the recovered free-space list was a chain of deltas in \(deltas); \(concurrent) trials had 3 writer threads sharing syncs, \(batchesCut) of them cut with several commits written and not yet durable"
     )
     try finish(passed: trials - failures.count, failures: failures)
   }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// One pinned version, as `Store.pins()` reports it.
@@ -21,8 +22,22 @@ protocol Coordinator: AnyObject, Sendable {
   /// publishing, so an unfinished publish was cut short by a death and is repaired at once
   /// (errors, such as a failed sync, are thrown).
   func latestHoldingWriterLock() throws -> Meta
-  /// Publishes a new newest version to every process and wakes those waiting for it.
+  /// Publishes a new newest version to every process and wakes those waiting for it. The
+  /// caller holds the publisher lock (`withPublisherLock`), or is alone in the session.
   func publish(_ meta: Meta)
+  /// The newest commit written to the file (its blocks and record), which may still wait for
+  /// the sync that makes it durable (group commit); nil when none was recorded this session.
+  /// Set by the holder of the writer lock, once the commit's writes are done.
+  func head() -> Meta?
+  func setHead(_ meta: Meta)
+  /// The newest version known durable this session: a sync began after its writes ended.
+  var durableVersion: UInt64 { get }
+  /// Raises `durableVersion` to `version` (never lowers it).
+  func advanceDurable(to version: UInt64)
+  /// Runs `body` holding the publisher lock, which one thread of one process holds at a time:
+  /// the sync that makes a batch of commits durable, and every publish, happen under it.
+  /// Taken after the writer lock when both are held, never before it.
+  func withPublisherLock<R>(_ body: () throws -> R) throws -> R
   /// Pins the newest version; returns it.
   func pinLatest() throws -> DecodedMeta
   /// Pins `meta`, a version this process is committing and has not published yet (the writer
@@ -68,17 +83,21 @@ final class LocalCoordinator: Coordinator {
     var current: DecodedMeta
     var pins: [UInt64: (count: Int, since: UInt64)] = [:]
     var publishedAt: UInt64 = 0
+    var head: Meta?
+    var durable: UInt64 = 0
   }
 
   private let state: Mutex<State>
+  private let publisher = DispatchSemaphore(value: 1)
   private let sequence: FutexWord
   /// For a process that reads a shared file outside its session (see `Store.isDetached`):
   /// finds the newest commit in the file after the one given, as other processes commit.
   private let follow: (@Sendable (Meta) -> Meta)?
 
-  init(meta: Meta, follow: (@Sendable (Meta) -> Meta)? = nil) {
+  /// Starts at `meta`, known durable up to `durable`.
+  init(meta: Meta, durable: UInt64, follow: (@Sendable (Meta) -> Meta)? = nil) {
     self.follow = follow
-    state = Mutex(State(current: DecodedMeta(meta)))
+    state = Mutex(State(current: DecodedMeta(meta), head: meta, durable: durable))
     sequence = FutexWord.processPrivate()
     sequence.store(UInt32(truncatingIfNeeded: meta.version))
   }
@@ -109,6 +128,17 @@ final class LocalCoordinator: Coordinator {
       $0.publishedAt = EngineClock.now()
     }
     sequence.publish(UInt32(truncatingIfNeeded: meta.version))
+  }
+
+  func head() -> Meta? { state.withLock { $0.head } }
+  func setHead(_ meta: Meta) { state.withLock { $0.head = meta } }
+  var durableVersion: UInt64 { state.withLock { $0.durable } }
+  func advanceDurable(to version: UInt64) { state.withLock { $0.durable = max($0.durable, version) } }
+
+  func withPublisherLock<R>(_ body: () throws -> R) throws -> R {
+    publisher.wait()
+    defer { publisher.signal() }
+    return try body()
   }
 
   func pinLatest() throws -> DecodedMeta {

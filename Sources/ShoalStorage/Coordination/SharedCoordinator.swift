@@ -29,10 +29,14 @@ import Synchronization
 ///   while processes use it) still exclude each other; a read lock there, which Shoal never
 ///   takes, is another user's and is ignored (see `lockDataFile`). The holder's pid is kept
 ///   in the lock file, for the warning and the error of a writer that waits too long.
+/// - Group commit: the head (the newest commit written, perhaps not durable yet; two seqlocked
+///   slots written by the writer lock's holder), the newest durable version (a word only
+///   raised), and the publisher lock, an OFD write lock on byte `publisherByte` held while
+///   syncing a batch of commits and publishing (see `Store.complete`).
 final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped memory; all access atomic.
   // MARK: Layout of the lock file
   static let magic: UInt64 = 0x4B43_4F4C_4C41_4F48  // "HOALLOCK"
-  static let layoutVersion: UInt64 = 4
+  static let layoutVersion: UInt64 = 5
   static let processSlots = 128
   static let readerSlots = 1024
   static let metaWords = 24  // 192 bytes >= Meta.encodedSize
@@ -56,8 +60,15 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// writer with a timeout waits on.
   static let offsetWriterWake = 656
   static let offsetWriterWakeWaiters = 660
+  /// Which of the two head slots is current (0 or 1).
+  static let offsetHeadCurrent = 664
+  /// The newest version known durable (u64, only raised).
+  static let offsetDurable = 672
   static let offsetProcesses = 1024  // processSlots x ProcessSlot.size
   static let offsetReaders = 4096  // readerSlots x ReaderSlot.size
+  /// The head (the newest commit written, perhaps not yet durable): two slots laid out as the
+  /// published ones, written by the holder of the writer lock.
+  static let offsetHeadSlots = offsetReaders + readerSlots * ReaderSlot.size
 
   /// One reader slot (LMDB's `MDB_rxbody`): a version pinned by one process. `owner` is the
   /// process slot's index + 1 (0: free); `version` 0 while the slot is being claimed.
@@ -79,10 +90,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// Where process slot `i` starts in the mapping.
   static func processSlotOffset(_ i: Int) -> Int { offsetProcesses + i * ProcessSlot.size }
-  static let mapSize = offsetReaders + readerSlots * ReaderSlot.size
+  static let mapSize = offsetHeadSlots + 2 * slotSize
   static let sessionByte: Int64 = 1 << 20
   static let livenessBase: Int64 = (1 << 20) + 1
   static let writerByte: Int64 = (1 << 20) + 4096
+  /// The publisher lock's byte (see `withPublisherLock`): held while syncing a batch of
+  /// commits and publishing.
+  static let publisherByte: Int64 = writerByte + 1
   /// How long a writer waits before it logs a warning naming the process holding the lock.
   static let writerWaitWarning: Duration = .seconds(5)
 
@@ -382,11 +396,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
   }
 
-  /// Called by the initialising opener once it has recovered the newest meta from the file;
-  /// marks the session ready and downgrades to a shared session lock.
-  func finishInitialisation(_ meta: Meta) {
+  /// Called by the initialising opener once it has recovered the newest meta from the file
+  /// (durable up to `durable`); marks the session ready and downgrades to a shared session lock.
+  func finishInitialisation(_ meta: Meta, durable: UInt64) {
     guard initializedSession else { return }
-    publish(meta)
+    setHead(meta)
+    advanceDurable(to: durable)
+    publishLocked(meta)
     word(SharedCoordinator.offsetInitialized).store(1, ordering: .sequentiallyConsistent)
     _ = SharedCoordinator.ofdLock(lockFD, F_RDLCK, SharedCoordinator.sessionByte, wait: false)
   }
@@ -458,18 +474,25 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   // MARK: The newest meta (seqlock)
 
-  func publish(_ meta: Meta) { writer.withLock { _ in publishLocked(meta) } }
+  func publish(_ meta: Meta) { publishLocked(meta) }
 
-  /// Publishes `meta`; the caller holds `writer`'s mutex (so publishes of this process never
-  /// overlap) and the writer lock (so no other process's do either).
+  /// Publishes `meta`; the caller holds the publisher lock (so no other thread or process
+  /// publishes meanwhile), or is the session's initialiser, alone.
   private func publishLocked(_ meta: Meta) {
-    // Into the slot readers are not reading: a publish stopped halfway leaves the current
-    // slot, the last whole publish, for them.
-    let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .relaxed) & 1
-    let slot = SharedCoordinator.offsetSeqlock + Int(1 - current) * SharedCoordinator.slotSize
+    writeCell(meta, slots: SharedCoordinator.offsetSeqlock, current: SharedCoordinator.offsetCurrentSlot)
+    word(SharedCoordinator.offsetPublishedAt).store(EngineClock.now(), ordering: .relaxed)
+    sequence.publish(UInt32(truncatingIfNeeded: meta.version))
+  }
+
+  /// Writes `meta` into a pair of seqlocked slots at `slots` whose current one `current`
+  /// names. Into the slot readers are not reading: a writer stopped (or killed) halfway
+  /// leaves the current slot, the last whole write, for them. One writer at a time.
+  private func writeCell(_ meta: Meta, slots: Int, current: Int) {
+    let now = word(current).load(ordering: .relaxed) & 1
+    let slot = slots + Int(1 - now) * SharedCoordinator.slotSize
     let seq = word(slot)
     let start = seq.load(ordering: .relaxed)
-    // An odd value means a writer died mid-publish: go on from the next even value.
+    // An odd value means a writer died mid-write: go on from the next even value.
     let odd = start | 1
     seq.store(odd, ordering: .relaxed)
     Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.releasing)
@@ -481,9 +504,77 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       }
     }
     seq.store(odd &+ 1, ordering: .releasing)
-    word(SharedCoordinator.offsetCurrentSlot).store(1 - current, ordering: .releasing)
-    word(SharedCoordinator.offsetPublishedAt).store(EngineClock.now(), ordering: .relaxed)
-    sequence.publish(UInt32(truncatingIfNeeded: meta.version))
+    word(current).store(1 - now, ordering: .releasing)
+  }
+
+  /// Reads the current slot of a pair written by `writeCell`: the meta, the slot and its
+  /// sequence value; nil while a write of that slot is in progress (or was cut short).
+  private func readCell(slots: Int, current: Int) -> (meta: Meta, slot: UInt64, sequence: UInt64)? {
+    let now = word(current).load(ordering: .acquiring) & 1
+    let slot = slots + Int(now) * SharedCoordinator.slotSize
+    let seq = word(slot)
+    let s1 = seq.load(ordering: .acquiring)
+    guard s1 & 1 == 0 else { return nil }
+    var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
+    bytes.withUnsafeMutableBytes { p in
+      for i in 0..<SharedCoordinator.metaWords {
+        p.storeBytes(of: word(slot + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8, as: UInt64.self)
+      }
+    }
+    Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
+    guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) else { return nil }
+    return (meta, now, s1)
+  }
+
+  // MARK: Group commit
+
+  func head() -> Meta? {
+    // Written under the writer lock: a reader without it may meet a write in progress.
+    for _ in 0..<64 {
+      if let cell = readCell(slots: SharedCoordinator.offsetHeadSlots, current: SharedCoordinator.offsetHeadCurrent) {
+        return cell.meta
+      }
+      // Never written this session (zeros decode as nothing), or a writer is mid-write.
+      if word(SharedCoordinator.offsetHeadSlots).load(ordering: .acquiring) == 0,
+        word(SharedCoordinator.offsetHeadSlots + SharedCoordinator.slotSize).load(ordering: .acquiring) == 0
+      {
+        return nil
+      }
+    }
+    return nil
+  }
+
+  func setHead(_ meta: Meta) {
+    writeCell(meta, slots: SharedCoordinator.offsetHeadSlots, current: SharedCoordinator.offsetHeadCurrent)
+  }
+
+  var durableVersion: UInt64 { word(SharedCoordinator.offsetDurable).load(ordering: .acquiring) }
+
+  func advanceDurable(to version: UInt64) {
+    let durable = word(SharedCoordinator.offsetDurable)
+    var seen = durable.load(ordering: .relaxed)
+    while seen < version {
+      let (done, original) = durable.compareExchange(expected: seen, desired: version, ordering: .acquiringAndReleasing)
+      if done { return }
+      seen = original
+    }
+  }
+
+  /// Serialises this process's threads before the publisher byte: OFD locks belong to the
+  /// open file description, which every thread shares.
+  private let publisher = DispatchSemaphore(value: 1)
+
+  func withPublisherLock<R>(_ body: () throws -> R) throws -> R {
+    publisher.wait()
+    defer { publisher.signal() }
+    // Blocked in the kernel while another process syncs; its death releases the byte.
+    guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.publisherByte, wait: true) else {
+      let code = errno
+      throw StorageError.io(
+        path: lockPath, operation: "lock for publishing", errno: code, message: String(cString: strerror(code)))
+    }
+    defer { SharedCoordinator.ofdUnlock(lockFD, SharedCoordinator.publisherByte) }
+    return try body()
   }
 
   /// The last meta decoded, by seqlock value: taking a snapshot of an unchanged version
@@ -552,21 +643,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   private func readPublished() -> DecodedMeta? {
     let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .acquiring) & 1
     let slot = SharedCoordinator.offsetSeqlock + Int(current) * SharedCoordinator.slotSize
-    let seq = word(slot)
-    let s1 = seq.load(ordering: .acquiring)
+    let s1 = word(slot).load(ordering: .acquiring)
     if let hit = decoded.withLock({ $0 }), hit.slot == current, hit.sequence == s1 { return hit }
     // Odd: a publisher is writing this slot, which happens only after two publishes since
     // this reader looked at the current slot (the caller reads again).
-    guard s1 & 1 == 0 else { return nil }
-    var bytes = [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8)
-    bytes.withUnsafeMutableBytes { p in
-      for i in 0..<SharedCoordinator.metaWords {
-        p.storeBytes(of: word(slot + 16 + i * 8).load(ordering: .relaxed), toByteOffset: i * 8, as: UInt64.self)
-      }
-    }
-    Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
-    guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) else { return nil }
-    let fresh = DecodedMeta(meta, slot: current, sequence: s1)
+    guard let cell = readCell(slots: SharedCoordinator.offsetSeqlock, current: SharedCoordinator.offsetCurrentSlot)
+    else { return nil }
+    let fresh = DecodedMeta(cell.meta, slot: cell.slot, sequence: cell.sequence)
     decoded.withLock { $0 = fresh }
     return fresh
   }
@@ -642,7 +725,18 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     Log.write(
       .warn, .coordination,
       "A process died while publishing a version to \(lockPath); published version \(newest.version) again")
-    publishLocked(newest)
+    // Secured (synced) by the adoption: durable, and the head for the next writer.
+    do {
+      try withPublisherLock {
+        setHead(newest)
+        publishLocked(newest)
+        advanceDurable(to: newest.version)
+      }
+    } catch let error as StorageError {
+      throw error
+    } catch {
+      throw StorageError.io(path: dataPath, operation: "publish the newest version", errno: 0, message: "\(error)")
+    }
     return newest
   }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A file that simulates power loss, like SQLite's crash VFS.
@@ -15,17 +16,27 @@ package final class FaultInjectingFile: StorageFile {
   private struct State {
     var durable: [UInt8]
     var current: [UInt8]
-    var pending: [(offset: Int, bytes: [UInt8])] = []
+    /// Writes not yet durable, in order, each with its number (`written` when it was made).
+    var pending: [(offset: Int, bytes: [UInt8], number: Int)] = []
+    var written = 0
     var operations = 0
     var crashAfter: Int?
     var crashed = false
   }
 
   private let state: Mutex<State>
+  /// How long a sync takes (nil: no time). A sync makes durable the writes made before it
+  /// began, as `fdatasync` does; writes made while it runs stay pending. Lets writers of
+  /// several threads commit while a sync is in flight (group commit).
+  private let syncDuration: Duration?
 
   /// Starts from `contents`, which are durable. `crashAfterOperations: nil` never crashes.
-  package init(path: String = "<fault-injecting>", contents: [UInt8] = [], crashAfterOperations: Int?) {
+  package init(
+    path: String = "<fault-injecting>", contents: [UInt8] = [], crashAfterOperations: Int?,
+    syncDuration: Duration? = nil
+  ) {
     self.path = path
+    self.syncDuration = syncDuration
     state = Mutex(State(durable: contents, current: contents, crashAfter: crashAfterOperations))
   }
 
@@ -55,17 +66,28 @@ package final class FaultInjectingFile: StorageFile {
     try state.withLock { s in
       let cut = try FaultInjectingFile.tick(&s)
       // The write that the power cut interrupts may still partly reach the disk.
-      s.pending.append((Int(offset), Array(bytes)))
+      s.written += 1
+      s.pending.append((Int(offset), Array(bytes), s.written))
       MemoryFile.apply(bytes, at: Int(offset), to: &s.current)
       if cut { throw StorageError.powerLoss }
     }
   }
 
   package func sync() throws {
-    try state.withLock { s in
+    let begun = try state.withLock { s in
       if try FaultInjectingFile.tick(&s) { throw StorageError.powerLoss }
-      s.durable = s.current
-      s.pending.removeAll()
+      return s.written
+    }
+    if let duration = syncDuration?.components {
+      Thread.sleep(forTimeInterval: Double(duration.seconds) + Double(duration.attoseconds) / 1e18)
+    }
+    try state.withLock { s in
+      if s.crashed { throw StorageError.powerLoss }
+      // The writes made before the sync began reach the disk, in order.
+      let landed = s.pending.prefix { $0.number <= begun }
+      for write in landed { write.bytes.withUnsafeBytes { MemoryFile.apply($0, at: write.offset, to: &s.durable) } }
+      s.pending.removeFirst(landed.count)
+      if s.pending.isEmpty { s.durable = s.current }
     }
   }
 

@@ -12,11 +12,12 @@ enum CommitChain {
   /// Finds the newest commit that is whole (see `Recovery`), initialising an empty file.
   ///
   /// From each anchor it follows the chain of commit records to its end; the newest record
-  /// found on any chain is the last commit that may have been in flight. A sync makes a
-  /// commit durable only as a whole, so that record may name blocks that never reached the
-  /// disk: if they fail verification, its predecessor is the newest whole commit (it was
-  /// synced before the last one began). Nothing older is considered: if both fail, the file
-  /// is damaged, not torn. Unless the open is read-only, the commit found is synced and the
+  /// found on any chain is the last commit that may have been in flight. It names a version
+  /// known durable when it began (`Meta.durable`): the commits after that one may have shared
+  /// a sync that never ended (group commit), so their records may name blocks that never
+  /// reached the disk. They are verified in order, and the last one before the first that
+  /// fails is the newest whole commit; when the first fails, the durable commit before it.
+  /// Nothing older is considered: if that fails too, the file is damaged, not torn. Unless the open is read-only, the commit found is synced and the
   /// anchors it needs are written (see `secure`) before anything is built on it.
   static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
     Meta, UInt64?
@@ -53,28 +54,40 @@ enum CommitChain {
     // A damaged record hides the commits after it, unless another chain reaches past it (the
     // older anchor's chain may legitimately run into reused places).
     if let (_, error) = damage.first(where: { $0.tail >= newestVersion }) { throw error }
-    // The newest version's records (a stale anchor slot and a record may both claim it), then
-    // their predecessors.
-    var newest: [Meta] = []
-    for record in found where record.version == newestVersion && !newest.contains(record) { newest.append(record) }
-    var candidates = newest
-    for top in newest {
-      if let before = found.first(where: { $0.isFollowed(by: top) }), !candidates.contains(before) {
-        candidates.append(before)
-      }
+    // Every record names a version durable when its commit began (`Meta.durable`); the newest
+    // such claim is a version that was synced, and every record reached from the anchors past
+    // it is a candidate: those commits may have shared a sync that never ended (group commit),
+    // so their blocks may not all have landed, and a newer anchor's record may have landed
+    // while the records before it did not. The newest candidate whose blocks born after the
+    // durable version all check out is the newest whole commit (`Recovery.verifyCommits`):
+    // blocks of a commit that later ones freed may have been reused by commits whose records
+    // never landed, so each candidate is checked as a whole version, newest first; the newest
+    // version that was durable always checks out. The durable version itself is checked as
+    // the newest commit once was (its own blocks), when no candidate after it does.
+    let durable = found.map(\.durable).max() ?? 0
+    var candidates: [Meta] = []
+    for record in found.sorted(by: { $0.version > $1.version })
+    where record.version >= durable && !candidates.contains(record) {
+      candidates.append(record)
     }
+    var best: Meta?
     for meta in candidates {
       if meta.fileEnd > size {
         failure = StorageError.truncated(path: file.path, size: size, expected: meta.fileEnd)
         continue
       }
       do {
-        try Recovery.verifyNewestCommit(meta, blocks: blocks)
-        if !options.readOnly { try secure(meta, chain: found, in: file) }
-        return (meta, meta.version != newestVersion ? newestVersion : nil)
+        try Recovery.verifyCommits(
+          meta, after: meta.version == durable ? meta.version &- 1 : durable, blocks: blocks)
+        best = meta
+        break
       } catch {
         failure = error
       }
+    }
+    if let meta = best {
+      if !options.readOnly { try secure(meta, chain: found, in: file) }
+      return (meta, meta.version != newestVersion ? newestVersion : nil)
     }
     throw failure
   }
@@ -100,13 +113,28 @@ enum CommitChain {
       guard anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor) else { break }
       let slot = FileLayout.metaOffset(slot: Int(anchor.anchorSlot))
       let there = Meta.decode(try file.read(count: Meta.encodedSize, at: slot))
-      if there.map({ $0.version < anchor.version }) ?? true {
+      // Missing (older), damaged, or newer than the version recovery chose: a commit of a
+      // batch the power cut short, whose anchor landed. Left there, it could be taken after
+      // the next crash for a commit of this history.
+      if there != anchor {
         Log.write(
           .warn, .storage,
           "\(file.path): meta slot \(anchor.anchorSlot) lacked anchor \(anchor.version); wrote it")
         try file.write(anchor.encode(), at: slot)
       }
       current = before
+    }
+    // A slot still holding a newer anchor than `meta`, one the loop could not place (its
+    // chain ends before any switch of slots is known): `meta` itself goes there.
+    for slot in 0..<2 {
+      let offset = FileLayout.metaOffset(slot: slot)
+      if let there = Meta.decode(try file.read(count: Meta.encodedSize, at: offset)), there.version > meta.version {
+        Log.write(
+          .warn, .storage,
+          "\(file.path): meta slot \(slot) held version \(there.version), newer than the \(meta.version) recovered; "
+            + "replaced it")
+        try file.write(meta.encode(), at: offset)
+      }
     }
     try file.sync()
   }
@@ -146,7 +174,9 @@ enum CommitChain {
     func word(at offset: Int) -> UInt64 {
       bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
     }
-    let headed = Array(bytes[0..<8]) == FileLayout.metaMagic && word(at: 8) == expected
+    let magic = Array(bytes[0..<8])
+    let headed =
+      (magic == FileLayout.metaMagic || magic == FileLayout.metaMagicDurable) && word(at: 8) == expected
     let linked = word(at: Meta.previousOffset) == meta.checksum
     guard headed || linked else { return nil }
     return StorageError.corrupt(

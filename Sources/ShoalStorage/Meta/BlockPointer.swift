@@ -62,7 +62,11 @@ package struct BlockPointer: Hashable, Sendable, CustomStringConvertible {
 /// Fixed positions in the file.
 enum FileLayout {
   static let magic: [UInt8] = Array("SHOAL\u{0}DB".utf8)
+  /// The magic of a commit record without `Meta.durable` (written by earlier builds, whose
+  /// commits were each synced before the next began: their `durable` is the version before).
   static let metaMagic: [UInt8] = Array("SHOALMET".utf8)
+  /// The magic of a commit record that carries `Meta.durable` (group commit).
+  static let metaMagicDurable: [UInt8] = Array("SHOALME2".utf8)
   /// The format this build writes and reads (2: commit records chained through the runs;
   /// 3: branches stored compact, codec `branch`).
   static let formatVersion: UInt32 = 3
@@ -143,14 +147,25 @@ package struct Meta: Sendable, Equatable {
   var previous: UInt64 = 0
   /// The meta slot holding the newest anchor at or before this version.
   var anchorSlot: UInt8 = 0
+  /// A version known durable when this commit began (group commit: commits after it may still
+  /// have been waiting for their shared sync). Every version up to it was synced, and no block
+  /// of a later version was reused before this commit, so recovery verifies only the commits
+  /// after it. Never decreases along the chain.
+  var durable: UInt64 = 0
+  /// Decoded from a record without `durable` (an earlier build's): re-encoded the same way,
+  /// so its checksum, which its successor names, stays the same.
+  var legacy = false
 
-  static let encodedSize = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8 + 4 + 8 + 1 + 8
+  /// Bytes of an encoded record: the fields, `durable`, then an XXH64 of them.
+  static let encodedSize = legacyEncodedSize + 8
+  /// Bytes of a record without `durable`.
+  static let legacyEncodedSize = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8 + 4 + 8 + 1 + 8
   /// Where `previous` lies in the encoded record.
   static let previousOffset = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8 + 4
 
   func encode() -> [UInt8] {
     var w = ByteWriter(capacity: Meta.encodedSize)
-    w.append(FileLayout.metaMagic)
+    w.append(legacy ? FileLayout.metaMagic : FileLayout.metaMagicDurable)
     w.u64(version)
     w.u64(timestamp)
     w.u64(fileEnd)
@@ -161,6 +176,7 @@ package struct Meta: Sendable, Equatable {
     w.u32(nextLength)
     w.u64(previous)
     w.u8(anchorSlot)
+    if !legacy { w.u64(durable) }
     w.u64(Checksum.xxh64(w.bytes))
     return w.bytes
   }
@@ -178,18 +194,25 @@ package struct Meta: Sendable, Equatable {
 
   /// Decodes a meta slot or commit record; nil if it is torn, blank or fails its checksum.
   static func decode(_ bytes: [UInt8]) -> Meta? {
-    guard bytes.count >= encodedSize, Array(bytes[0..<8]) == FileLayout.metaMagic else { return nil }
-    let body = Array(bytes[0..<(encodedSize - 8)])
+    guard bytes.count >= 8 else { return nil }
+    let magic = bytes[0..<8]
+    let legacy = magic.elementsEqual(FileLayout.metaMagic)
+    guard legacy || magic.elementsEqual(FileLayout.metaMagicDurable) else { return nil }
+    let size = legacy ? legacyEncodedSize : encodedSize
+    guard bytes.count >= size else { return nil }
+    let body = Array(bytes[0..<(size - 8)])
     var r = ByteReader(bytes, position: 8)
     guard let version = r.fixed(UInt64.self), let timestamp = r.fixed(UInt64.self),
       let fileEnd = r.fixed(UInt64.self), let catalog = BlockPointer.decode(&r),
       let freeList = BlockPointer.decode(&r), let history = BlockPointer.decode(&r),
       let next = r.fixed(UInt64.self), let nextLength = r.fixed(UInt32.self), let previous = r.fixed(UInt64.self),
       let anchorSlot = r.fixed(UInt8.self), anchorSlot < 2,
+      let durable = legacy ? version &- 1 : r.fixed(UInt64.self), legacy || durable < version || version == 0,
       let sum = r.fixed(UInt64.self), sum == Checksum.xxh64(body)
     else { return nil }
     return Meta(
       version: version, timestamp: timestamp, fileEnd: fileEnd, catalog: catalog, freeList: freeList,
-      history: history, next: next, nextLength: nextLength, previous: previous, anchorSlot: anchorSlot)
+      history: history, next: next, nextLength: nextLength, previous: previous, anchorSlot: anchorSlot,
+      durable: version == 0 ? 0 : durable, legacy: legacy)
   }
 }

@@ -384,6 +384,34 @@ struct FreeSpace {
   /// Reads the stored list whose newest block is `head` (`read` returns a block's verified
   /// bytes): a full list, or deltas back to one, applied oldest first. Nil if the blocks do
   /// not make a consistent list ending at `fileEnd`.
+  /// Loads the list `head` names on top of `known`, the list of an older version of the same
+  /// file that this process holds: when `head` is a chain of deltas stored on top of the
+  /// block `known` was stored in (other processes' commits since), only those deltas are read
+  /// and applied. Nil when it is not (a full list was stored since): load it whole then.
+  static func load(
+    _ head: BlockPointer, fileEnd: UInt64, extending known: FreeSpace, read: (BlockPointer) throws -> [UInt8]
+  ) throws -> FreeSpace? {
+    guard let top = known.chain.last, known.changes.isEmpty, !head.isNull else { return nil }
+    var deltas: [(BlockPointer, [UInt8])] = []
+    var block = head
+    while block != top {
+      guard deltas.count <= maximumChainLength else { return nil }
+      let bytes = try read(block)
+      guard bytes.count >= deltaMagic.count, Array(bytes[0..<deltaMagic.count]) == deltaMagic else { return nil }
+      var r = ByteReader(bytes, position: deltaMagic.count)
+      guard let below = BlockPointer.decode(&r), !below.isNull else { return nil }
+      deltas.append((block, bytes))
+      block = below
+    }
+    var space = known
+    for (pointer, delta) in deltas.reversed() {
+      guard space.apply(delta) else { return nil }
+      space.chain.append(pointer)
+      space.chainDeltaBytes += pointer.extentLength
+    }
+    return space.fileEnd == fileEnd ? space : nil
+  }
+
   static func load(_ head: BlockPointer, fileEnd: UInt64, read: (BlockPointer) throws -> [UInt8]) throws -> FreeSpace? {
     guard !head.isNull else { return FreeSpace(fileEnd: fileEnd) }
     var deltas: [(BlockPointer, [UInt8])] = []

@@ -152,9 +152,10 @@ public final class Store: Sendable {
       // overwritten by this older version. When a writer holds it, that writer publishes.
       if shared.tryLockWriter() {
         defer { shared.unlockWriter() }
-        if let newest = try CommitChain.adoptCommits(after: shared.latestHoldingWriterLock(), in: file, blocks: blocks)
+        if let newest = try CommitChain.adoptCommits(
+          after: Store.newestWritten(shared, published: shared.latestHoldingWriterLock()), in: file, blocks: blocks)
         {
-          shared.publish(newest)
+          try Store.adopt(newest, coordinator: shared)
         }
       }
       recoveredFromVersion = nil
@@ -162,8 +163,10 @@ public final class Store: Sendable {
     } else {
       let (meta, recovered) = try CommitChain.recover(file, blocks: blocks, options: options)
       recoveredFromVersion = recovered
+      // Unless read-only, recovery synced the version it found (see `CommitChain.secure`).
+      let durable = options.readOnly ? meta.durable : meta.version
       if let shared {
-        shared.finishInitialisation(meta)
+        shared.finishInitialisation(meta, durable: durable)
         coordinator = shared
       } else {
         var follow: (@Sendable (Meta) -> Meta)?
@@ -171,7 +174,7 @@ public final class Store: Sendable {
           let followed = file
           follow = { known in CommitChain.newestCommit(after: known, in: followed) }
         }
-        coordinator = LocalCoordinator(meta: meta, follow: follow)
+        coordinator = LocalCoordinator(meta: meta, durable: durable, follow: follow)
       }
     }
     listeners = ChangeListeners(coordinator: coordinator)
@@ -297,27 +300,41 @@ public final class Store: Sendable {
   func beginWriteHoldingLocks() throws -> WriteTransaction {
     writerThread.withLock { $0 = pthread_self() }
     do {
-      var meta = try coordinator.latestHoldingWriterLock()
+      // The newest commit written, which may still wait for its batch's sync (group commit).
+      var meta = Store.newestWritten(coordinator, published: try coordinator.latestHoldingWriterLock())
       if lockFilePath != nil {
-        // A writer killed after writing its commit record but before publishing it (or one
-        // of another session, on a deleted lock file): the file is the truth.
+        // A writer killed after writing its commit record but before recording it as the head
+        // (or one of another session, on a deleted lock file): the file is the truth.
         if let onDisk = try CommitChain.adoptCommits(after: meta, in: file, blocks: blocks) {
           meta = onDisk
-          coordinator.publish(meta)
+          try Store.adopt(meta, coordinator: coordinator)
         }
       }
       try checkNotCutShort(meta)
-      let horizon = coordinator.oldestPin(latest: meta.version)
+      // Space freed by a commit that is not durable yet stays unused: its blocks are part of
+      // the version before it, which a power loss may bring back.
+      let durable = min(coordinator.durableVersion, meta.version)
+      let horizon = coordinator.oldestPin(latest: durable)
       try checkVersionLimit(latest: meta.version)
       // Taken, not copied: the transaction holds the only reference, so its edits copy
       // nothing. An abort drops it; the next writer reloads it from the file.
-      let cached = state.withLock { s -> FreeSpace? in
+      let cached = state.withLock { s -> (space: FreeSpace, version: UInt64)? in
         defer { s.freeSpace = nil }
-        return s.freeSpaceVersion == meta.version ? s.freeSpace : nil
+        return s.freeSpace.map { ($0, s.freeSpaceVersion) }
       }
-      var space = try cached ?? loadFreeSpace(meta)
+      var space: FreeSpace
+      if let cached, cached.version == meta.version {
+        space = cached.space
+      } else if let cached, cached.version < meta.version,
+        let extended = try loadFreeSpace(meta, extending: cached.space)
+      {
+        // Other processes committed since this one last did: only their changes are read.
+        space = extended
+      } else {
+        space = try loadFreeSpace(meta)
+      }
       space.promote(horizon: horizon)
-      return WriteTransaction(store: self, base: meta, freeSpace: space, horizon: horizon)
+      return WriteTransaction(store: self, base: meta, freeSpace: space, horizon: horizon, durable: durable)
     } catch {
       coordinator.unlockWriter()
       writerThread.withLock { $0 = nil }
@@ -359,6 +376,13 @@ public final class Store: Sendable {
     writerGate.signal()
   }
 
+  /// The free space of `meta` read as the deltas stored on top of `known` (see
+  /// `FreeSpace.load(_:fileEnd:extending:read:)`); nil when it must be loaded whole.
+  func loadFreeSpace(_ meta: Meta, extending known: FreeSpace) throws -> FreeSpace? {
+    let limit = meta.fileEnd
+    return try FreeSpace.load(meta.freeList, fileEnd: limit, extending: known) { try blocks.read($0, limit: limit) }
+  }
+
   func loadFreeSpace(_ meta: Meta) throws -> FreeSpace {
     let limit = meta.fileEnd
     guard let space = try FreeSpace.load(meta.freeList, fileEnd: limit, read: { try blocks.read($0, limit: limit) })
@@ -369,14 +393,90 @@ public final class Store: Sendable {
     return space
   }
 
-  /// Publishes a committed version to readers and observers in every process.
-  func publish(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64) {
+  /// The newer of the head (the newest commit written) and the published version.
+  static func newestWritten(_ coordinator: Coordinator, published: Meta) -> Meta {
+    guard let head = coordinator.head(), head.version > published.version else { return published }
+    return head
+  }
+
+  /// Takes over `meta`, a commit a dead writer left that `CommitChain.adoptCommits` secured
+  /// (synced): the head, published, durable. The caller holds the writer lock.
+  static func adopt(_ meta: Meta, coordinator: Coordinator) throws {
+    coordinator.setHead(meta)
+    try coordinator.withPublisherLock {
+      coordinator.publish(meta)
+      coordinator.advanceDurable(to: meta.version)
+    }
+  }
+
+  /// Records a commit whose blocks and record are written as the head, the version the next
+  /// writer builds on (the writer lock is held). It is neither durable nor published yet: see
+  /// `complete(_:)`.
+  func recordWritten(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64) {
     state.withLock { s in
       s.freeSpace = freeSpace
       s.freeSpaceVersion = meta.version
       s.lastCommitBytes = blockBytes
     }
-    coordinator.publish(meta)
+    coordinator.setHead(meta)
+  }
+
+  /// Makes the written commit `meta` durable (durability `full`) and publishes it, once the
+  /// writer lock is released (group commit).
+  ///
+  /// Under the publisher lock, which one thread of one process holds at a time: if a sync
+  /// that began after this commit was written has ended already (another committer's), the
+  /// commit is durable and published, and nothing is left to do. Otherwise this committer
+  /// leads a batch: it reads the head (every commit written so far, this one included, the
+  /// writers behind it having prepared theirs while the previous sync ran), syncs once,
+  /// publishes the head and records it durable. The committers it covered then find their
+  /// commits durable without a sync of their own.
+  func complete(_ meta: Meta) throws {
+    let coordinator = self.coordinator
+    let file = self.file
+    switch options.durability {
+    case .full:
+      try coordinator.withPublisherLock {
+        guard coordinator.durableVersion < meta.version else { return }
+        let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
+        try file.sync()
+        // Published before it is recorded durable: whoever finds it durable finds it published.
+        coordinator.publish(head)
+        coordinator.advanceDurable(to: head.version)
+      }
+    case .unsafe, .memOnly:
+      try coordinator.withPublisherLock {
+        let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
+        coordinator.publish(head)
+        if options.durability == .memOnly || file is MemoryFile {
+          coordinator.advanceDurable(to: head.version)
+        } else if head.version - min(coordinator.durableVersion, head.version) >= Store.unsafeSyncInterval {
+          // Without syncs no space would ever be reused: one sync per this many commits lets the
+          // horizon move (and keeps a process of durability `full` sharing the file safe).
+          try file.sync()
+          coordinator.advanceDurable(to: head.version)
+        }
+      }
+    }
+  }
+
+  /// With durability `unsafe`, a sync once the newest durable version lags this many commits.
+  static let unsafeSyncInterval: UInt64 = 64
+
+  /// Makes every commit written so far durable while the writer lock is held (`base`, the
+  /// head, is the newest) and publishes it; returns the new durable version. For an anchor
+  /// about to replace the older meta slot: the one it leaves must hold a durable anchor.
+  func syncHoldingWriterLock(_ base: Meta) throws -> UInt64 {
+    let coordinator = self.coordinator
+    let file = self.file
+    return try coordinator.withPublisherLock {
+      if coordinator.durableVersion < base.version {
+        try file.sync()
+        coordinator.publish(base)
+        coordinator.advanceDurable(to: base.version)
+      }
+      return coordinator.durableVersion
+    }
   }
 
   /// The writer's copy of the free space between commits (nil while a writer holds it).

@@ -9,6 +9,9 @@ public final class WriteTransaction {
   let base: Meta
   /// Extents freed at or before this version may be reused by this transaction.
   let horizon: UInt64
+  /// The newest version known durable when the transaction began (at most the base): what
+  /// the commit records as `Meta.durable`.
+  private var durable: UInt64
   var freeSpace: FreeSpace
   private var catalogRoot: ChildSlot?
   private var historyRoot: ChildSlot?
@@ -45,12 +48,13 @@ public final class WriteTransaction {
     var recordsKeys: Bool { tracksChanges && !created }
   }
 
-  init(store: Store, base: Meta, freeSpace: FreeSpace, horizon: UInt64) {
+  init(store: Store, base: Meta, freeSpace: FreeSpace, horizon: UInt64, durable: UInt64) {
     self.store = store
     self.base = base
     self.baseVersion = base.version
     self.freeSpace = freeSpace
     self.horizon = horizon
+    self.durable = min(durable, base.version)
     catalogRoot = base.catalog.isNull ? nil : .clean(base.catalog, 0)
     historyRoot = base.history.isNull ? nil : .clean(base.history, 0)
     let blocks = store.blocks
@@ -273,56 +277,101 @@ public final class WriteTransaction {
 
   // MARK: Commit
 
-  /// Aborts: nothing of this transaction remains.
+  /// Aborts: nothing of this transaction remains. Returns once the version it started from is
+  /// durable and published (it may have been a commit still waiting for its sync), so that
+  /// what the transaction read never goes back to an older state afterwards.
   public func abort() {
+    guard !closed else { return }
+    release()
+    try? store.complete(base)
+  }
+
+  /// Lets the writer lock go.
+  private func release() {
     guard !closed else { return }
     closed = true
     store.releaseWriter()
   }
 
   /// Commits and returns the new version (the base version when nothing changed).
+  ///
+  /// The commit's blocks and record are written while the writer lock is held; the lock is
+  /// then released, so the next writer (of any thread or process) prepares its commit while
+  /// this one waits for its sync, and one sync makes a batch of commits durable (group
+  /// commit). It returns once the commit is durable (durability `full`) and published.
   @discardableResult
   public func commit() throws -> UInt64 {
     try checkOpen()
-    defer { abort() }
-    return try commitHoldingLock()
+    let written: Meta?
+    do {
+      written = try commitHoldingLock()
+    } catch {
+      abort()
+      throw error
+    }
+    release()
+    // Nothing changed: the base, perhaps a commit still waiting for its sync, is the result.
+    try store.complete(written ?? base)
+    return written?.version ?? baseVersion
   }
 
   /// Commits and returns the version it made, pinned before any reader can see it: the exact
-  /// state after this commit. `beforePublish` runs with it once the commit is durable and
-  /// before it is published, so whatever it records is in place before any other thread or
-  /// process hears of the commit. When nothing changed, the result is the base version (pinned)
-  /// and `beforePublish` does not run.
+  /// state after this commit. `beforePublish` runs with it once the commit is written and
+  /// before it can be published (the writer lock is still held), so whatever it records is in
+  /// place before any other thread or process hears of the commit. Returns once the commit is
+  /// durable, as `commit()`. When nothing changed, the result is the base version (pinned) and
+  /// `beforePublish` does not run.
   public func commitPinned(beforePublish: (ReadTransaction) -> Void) throws -> ReadTransaction {
     try checkOpen()
-    defer { abort() }
     var pinned: ReadTransaction?
     let store = self.store
-    let version = try commitHoldingLock(
-      pin: { meta in
-        try store.coordinator.pinUnpublished(meta)
-        let snapshot = ReadTransaction(store: store, meta: meta)
-        pinned = snapshot
-        return snapshot
-      }, beforePublish: beforePublish)
-    if let pinned, pinned.version == version { return pinned }
-    return try store.beginRead()
+    let written: Meta?
+    do {
+      written = try commitHoldingLock(
+        pin: { meta in
+          try store.coordinator.pinUnpublished(meta)
+          let snapshot = ReadTransaction(store: store, meta: meta)
+          pinned = snapshot
+          return snapshot
+        }, beforePublish: beforePublish)
+    } catch {
+      abort()
+      throw error
+    }
+    release()
+    guard let written, let pinned else {
+      try store.complete(base)
+      return try store.beginRead()
+    }
+    do {
+      try store.complete(written)
+    } catch {
+      pinned.close()
+      throw error
+    }
+    return pinned
   }
 
   /// Pins the version this transaction started from (while the writer lock is held, the
   /// newest): the exact state before its commit.
   public func pinBase() throws -> ReadTransaction {
     try checkOpen()
-    return try store.beginRead()
+    let published = try store.beginRead()
+    if published.version == baseVersion { return published }
+    // The base is a commit still waiting for its sync (group commit): pinned as it is.
+    published.close()
+    try store.coordinator.pinUnpublished(base)
+    return ReadTransaction(store: store, meta: base)
   }
 
-  /// Commits while the writer lock is held. `pin`, when given, pins the new version before
-  /// its commit record is written (a failure to pin then leaves nothing behind), and
-  /// `beforePublish` runs with that pin between the durable write and the publish.
+  /// Writes the commit while the writer lock is held and records it as the head; returns its
+  /// record, or nil when nothing changed. `pin`, when given, pins the new version before its
+  /// commit record is written (a failure to pin then leaves nothing behind), and
+  /// `beforePublish` runs with that pin once the commit is written, before it is the head.
   private func commitHoldingLock(
     pin: ((Meta) throws -> ReadTransaction)? = nil, beforePublish: (ReadTransaction) -> Void = { _ in }
-  ) throws -> UInt64 {
-    guard states.contains(where: { $0.modified }) else { return baseVersion }
+  ) throws -> Meta? {
+    guard states.contains(where: { $0.modified }) else { return nil }
     let started = Log.isEnabled(.debug, .transaction) ? EngineClock.now() : 0
     try store.checkVersionLimit(latest: baseVersion)
     var writer = bulkWriter ?? CommitWriter(store: store, base: base)
@@ -368,10 +417,11 @@ public final class WriteTransaction {
     }
     let next = writer.reserveNext(&freeSpace, bulk: bulkWriter != nil)
     let freeList = try writer.writeFreeList(&freeSpace)
+    if anchor { durable = try anchorFallbackDurable() }
     let meta = Meta(
       version: version, timestamp: EngineClock.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history, next: next.offset, nextLength: next.length, previous: base.checksum,
-      anchorSlot: anchor ? 1 - base.anchorSlot : base.anchorSlot)
+      anchorSlot: anchor ? 1 - base.anchorSlot : base.anchorSlot, durable: durable)
     let pinned = try pin?(meta)
     do {
       try writer.finish(meta, record: base.next, anchor: anchor, baseEnd: base.fileEnd)
@@ -380,7 +430,7 @@ public final class WriteTransaction {
       throw error
     }
     if let pinned { beforePublish(pinned) }
-    store.publish(meta, freeSpace: freeSpace, blockBytes: writer.packedBytes)
+    store.recordWritten(meta, freeSpace: freeSpace, blockBytes: writer.packedBytes)
     store.blocks.cache.remove(freedBlocks)
     if started != 0 {
       let changed = states.filter(\.modified)
@@ -388,9 +438,22 @@ public final class WriteTransaction {
         .debug, .transaction,
         "Committed version \(version) of \(store.path): \(changed.count) keyspaces, "
           + "\(changed.reduce(0) { $0 + $1.changes.count }) changed keys, file end \(meta.fileEnd) bytes, "
-          + "\((EngineClock.now() - started) / 1000) µs (durability \(store.options.durability))")
+          + "\((EngineClock.now() - started) / 1000) µs to write (durability \(store.options.durability))")
     }
-    return version
+    return meta
+  }
+
+  /// The durable version to record in an anchor, after making sure the meta slot it leaves
+  /// alone holds a durable anchor: this anchor replaces the older one, and after a power loss
+  /// the other is all recovery may have. Almost always durable already (it was written
+  /// `FileLayout.anchorInterval` commits ago); otherwise every commit written so far is synced
+  /// first.
+  private func anchorFallbackDurable() throws -> UInt64 {
+    let known = min(store.coordinator.durableVersion, baseVersion)
+    let slot = FileLayout.metaOffset(slot: Int(base.anchorSlot))
+    let fallback = Meta.decode(try store.file.read(count: Meta.encodedSize, at: slot))?.version ?? baseVersion
+    guard min(fallback, baseVersion) > known else { return max(durable, known) }
+    return min(try store.syncHoldingWriterLock(base), baseVersion)
   }
 
   private func changeRecord() -> ChangeRecord {
@@ -407,7 +470,7 @@ public final class WriteTransaction {
 }
 
 /// Writes a commit's blocks: compresses, allocates, checksums and batches them, then the
-/// commit record (and, for an anchor, a meta slot), then one sync.
+/// commit record (and, for an anchor, a meta slot). The sync follows in `Store.complete`.
 struct CommitWriter {
   let store: Store
   let version: UInt64
@@ -581,8 +644,8 @@ struct CommitWriter {
   }
 
   /// Writes the remaining blocks, then the commit record at `record` (the place the base
-  /// reserved; 0 for none) and, for an anchor, into meta slot `meta.anchorSlot`, then syncs
-  /// once (durability `full`). The record is written after the blocks, so a process killed
+  /// reserved; 0 for none) and, for an anchor, into meta slot `meta.anchorSlot`; the sync follows
+  /// once the writer lock is released (`Store.complete`). The record is written after the blocks, so a process killed
   /// midway never leaves a record whose blocks are missing from the page cache.
   mutating func finish(_ meta: Meta, record: UInt64, anchor: Bool, baseEnd: UInt64) throws {
     try batch.flush(to: store.file)
@@ -597,6 +660,6 @@ struct CommitWriter {
     let encoded = meta.encode()
     if record != 0 { try store.file.write(encoded, at: record) }
     if anchor { try store.file.write(encoded, at: FileLayout.metaOffset(slot: Int(meta.anchorSlot))) }
-    if store.options.durability == .full { try store.file.sync() }
+    // The sync comes after the writer lock is released (`Store.complete`): group commit.
   }
 }
