@@ -248,6 +248,9 @@ struct FreeSpace {
     var r = ByteReader(bytes)
     guard let fileEnd = r.fixed(UInt64.self), let count = r.varint(), count <= UInt64(bytes.count) else { return nil }
     var space = FreeSpace(fileEnd: fileEnd)
+    // Sized once: a writer of another process loads the list at each of its commits.
+    space.available.reserveCapacity(Int(count))
+    space.availableEnds.reserveCapacity(Int(count))
     for _ in 0..<count {
       guard let offset = r.varint(), let length = r.varint(), let freedAt = r.varint() else { return nil }
       let (end, overflow) = offset.addingReportingOverflow(length)
