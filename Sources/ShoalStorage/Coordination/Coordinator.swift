@@ -32,8 +32,13 @@ protocol Coordinator: AnyObject, Sendable {
   func setHead(_ meta: Meta)
   /// The newest version known durable this session: a sync began after its writes ended.
   var durableVersion: UInt64 { get }
-  /// Raises `durableVersion` to `version` (never lowers it).
+  /// Raises `durableVersion` to `version` (never lowers it), waking `durableSignal`'s waiters.
   func advanceDurable(to version: UInt64)
+  /// A word bumped each time `durableVersion` rises: committers whose commit another one is
+  /// syncing wait on it.
+  var durableSignal: FutexWord { get }
+  /// Runs `body` holding the publisher lock if nobody holds it; nil at once when someone does.
+  func tryWithPublisherLock<R>(_ body: () throws -> R) throws -> R?
   /// Runs `body` holding the publisher lock, which one thread of one process holds at a time:
   /// the sync that makes a batch of commits durable, and every publish, happen under it.
   /// Taken after the writer lock when both are held, never before it.
@@ -102,7 +107,10 @@ final class LocalCoordinator: Coordinator {
     sequence.store(UInt32(truncatingIfNeeded: meta.version))
   }
 
-  deinit { sequence.deallocatePrivate() }
+  deinit {
+    sequence.deallocatePrivate()
+    durableSignal.deallocatePrivate()
+  }
 
   var initializedSession: Bool { true }
   var reclaimedProcesses: Int { 0 }
@@ -133,7 +141,22 @@ final class LocalCoordinator: Coordinator {
   func head() -> Meta? { state.withLock { $0.head } }
   func setHead(_ meta: Meta) { state.withLock { $0.head = meta } }
   var durableVersion: UInt64 { state.withLock { $0.durable } }
-  func advanceDurable(to version: UInt64) { state.withLock { $0.durable = max($0.durable, version) } }
+  func advanceDurable(to version: UInt64) {
+    let raised = state.withLock { s -> Bool in
+      guard version > s.durable else { return false }
+      s.durable = version
+      return true
+    }
+    if raised { durableSignal.publish(durableSignal.word.load(ordering: .relaxed) &+ 1) }
+  }
+
+  let durableSignal = FutexWord.processPrivate()
+
+  func tryWithPublisherLock<R>(_ body: () throws -> R) throws -> R? {
+    guard publisher.wait(timeout: .now()) == .success else { return nil }
+    defer { publisher.signal() }
+    return try body()
+  }
 
   func withPublisherLock<R>(_ body: () throws -> R) throws -> R {
     publisher.wait()

@@ -49,6 +49,17 @@ struct FutexWord: @unchecked Sendable {  // Shared memory by design: every acces
     _ = shoal_futex_wake(address, Int32.max)
   }
 
+  /// Waits until the word no longer holds `observed`, or `timeout` seconds pass (blocked in
+  /// the kernel meanwhile); returns at once when it holds another value already.
+  func wait(whileHolding observed: UInt32, timeout: Double) {
+    guard word.load(ordering: .sequentiallyConsistent) == observed else { return }
+    let nanoseconds = UInt64(max(0, timeout) * 1e9)
+    var remaining = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    waiters.wrappingIncrement(ordering: .sequentiallyConsistent)
+    _ = shoal_futex_wait(address, observed, &remaining)
+    waiters.wrappingDecrement(ordering: .sequentiallyConsistent)
+  }
+
   /// Waits until `current()` (the published version) differs from `version`; returns it,
   /// or nil when `timeout` seconds pass first. The word is stored after the version is
   /// published, so it may lag: the wait is on whatever value the word holds, and every

@@ -64,6 +64,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   static let offsetHeadCurrent = 664
   /// The newest version known durable (u64, only raised).
   static let offsetDurable = 672
+  /// A u32 futex word bumped each time the durable version rises, and its waiters (u32).
+  static let offsetDurableWake = 680
+  static let offsetDurableWakeWaiters = 684
   static let offsetProcesses = 1024  // processSlots x ProcessSlot.size
   static let offsetReaders = 4096  // readerSlots x ReaderSlot.size
   /// The head (the newest commit written, perhaps not yet durable): two slots laid out as the
@@ -555,9 +558,32 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     var seen = durable.load(ordering: .relaxed)
     while seen < version {
       let (done, original) = durable.compareExchange(expected: seen, desired: version, ordering: .acquiringAndReleasing)
-      if done { return }
+      if done {
+        durableSignal.publish(durableSignal.word.load(ordering: .relaxed) &+ 1)
+        return
+      }
       seen = original
     }
+  }
+
+  var durableSignal: FutexWord {
+    FutexWord(
+      word: (base + SharedCoordinator.offsetDurableWake).assumingMemoryBound(to: UnsafeAtomic<UInt32>.Storage.self),
+      waiters: (base + SharedCoordinator.offsetDurableWakeWaiters).assumingMemoryBound(
+        to: UnsafeAtomic<UInt32>.Storage.self))
+  }
+
+  func tryWithPublisherLock<R>(_ body: () throws -> R) throws -> R? {
+    guard publisher.wait(timeout: .now()) == .success else { return nil }
+    defer { publisher.signal() }
+    guard SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.publisherByte, wait: false) else {
+      if errno == EAGAIN || errno == EACCES { return nil }
+      let code = errno
+      throw StorageError.io(
+        path: lockPath, operation: "lock for publishing", errno: code, message: String(cString: strerror(code)))
+    }
+    defer { SharedCoordinator.ofdUnlock(lockFD, SharedCoordinator.publisherByte) }
+    return try body()
   }
 
   /// Serialises this process's threads before the publisher byte: OFD locks belong to the

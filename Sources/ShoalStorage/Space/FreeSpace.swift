@@ -289,11 +289,12 @@ struct FreeSpace {
 
   /// Whether the next commit should store only `changes` on top of the stored list (like a
   /// ZFS space map's log): when the chain is short and all its deltas together stay under
-  /// half the full list. A commit that changes a few extents of a list of thousands then
-  /// writes tens of bytes, not the whole list.
+  /// the size of the full list. A commit that changes a few extents of a list of thousands then
+  /// writes tens of bytes, not the whole list, and a writer of another process brings its copy
+  /// up to date by reading the deltas stored since its own commit, not the whole list.
   var shouldStoreDelta: Bool {
     !chain.isEmpty && chain.count <= FreeSpace.maximumChainLength
-      && chainDeltaBytes + UInt64(deltaEncodedSize) <= UInt64(encodedSize / 2)
+      && chainDeltaBytes + UInt64(deltaEncodedSize) <= UInt64(encodedSize)
   }
 
   /// The exact size of `encodeDelta`.
@@ -387,32 +388,32 @@ struct FreeSpace {
   /// Reads the stored list whose newest block is `head` (`read` returns a block's verified
   /// bytes): a full list, or deltas back to one, applied oldest first. Nil if the blocks do
   /// not make a consistent list ending at `fileEnd`.
-  /// Loads the list `head` names on top of `known`, the list of an older version of the same
-  /// file that this process holds: when `head` is a chain of deltas stored on top of the
-  /// block `known` was stored in (other processes' commits since), only those deltas are read
-  /// and applied. Nil when it is not (a full list was stored since): load it whole then.
-  static func load(
-    _ head: BlockPointer, fileEnd: UInt64, extending known: FreeSpace, read: (BlockPointer) throws -> [UInt8]
-  ) throws -> FreeSpace? {
-    guard let top = known.chain.last, known.changes.isEmpty, !head.isNull else { return nil }
+  /// Brings this list, that of an older version of the same file which this process holds,
+  /// up to the list `head` names: when `head` is a chain of deltas stored on top of the block
+  /// this list was stored in (other processes' commits since), only those deltas are read and
+  /// applied, in place. False when it is not (a full list was stored since: load it whole),
+  /// or when a delta does not fit; the list is then left in an unspecified state.
+  mutating func extend(to head: BlockPointer, fileEnd: UInt64, read: (BlockPointer) throws -> [UInt8]) throws -> Bool {
+    guard let top = chain.last, changes.isEmpty, !head.isNull else { return false }
     var deltas: [(BlockPointer, [UInt8])] = []
     var block = head
     while block != top {
-      guard deltas.count <= maximumChainLength else { return nil }
+      guard deltas.count <= FreeSpace.maximumChainLength else { return false }
       let bytes = try read(block)
-      guard bytes.count >= deltaMagic.count, Array(bytes[0..<deltaMagic.count]) == deltaMagic else { return nil }
-      var r = ByteReader(bytes, position: deltaMagic.count)
-      guard let below = BlockPointer.decode(&r), !below.isNull else { return nil }
+      guard bytes.count >= FreeSpace.deltaMagic.count,
+        Array(bytes[0..<FreeSpace.deltaMagic.count]) == FreeSpace.deltaMagic
+      else { return false }
+      var r = ByteReader(bytes, position: FreeSpace.deltaMagic.count)
+      guard let below = BlockPointer.decode(&r), !below.isNull else { return false }
       deltas.append((block, bytes))
       block = below
     }
-    var space = known
     for (pointer, delta) in deltas.reversed() {
-      guard space.apply(delta) else { return nil }
-      space.chain.append(pointer)
-      space.chainDeltaBytes += pointer.extentLength
+      guard apply(delta) else { return false }
+      chain.append(pointer)
+      chainDeltaBytes += pointer.extentLength
     }
-    return space.fileEnd == fileEnd ? space : nil
+    return self.fileEnd == fileEnd
   }
 
   static func load(_ head: BlockPointer, fileEnd: UInt64, read: (BlockPointer) throws -> [UInt8]) throws -> FreeSpace? {

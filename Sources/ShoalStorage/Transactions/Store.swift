@@ -318,18 +318,19 @@ public final class Store: Sendable {
       try checkVersionLimit(latest: meta.version)
       // Taken, not copied: the transaction holds the only reference, so its edits copy
       // nothing. An abort drops it; the next writer reloads it from the file.
-      let cached = state.withLock { s -> (space: FreeSpace, version: UInt64)? in
+      var (cached, cachedVersion) = state.withLock { s -> (FreeSpace?, UInt64) in
         defer { s.freeSpace = nil }
-        return s.freeSpace.map { ($0, s.freeSpaceVersion) }
+        return (s.freeSpace, s.freeSpaceVersion)
       }
       var space: FreeSpace
-      if let cached, cached.version == meta.version {
-        space = cached.space
-      } else if let cached, cached.version < meta.version,
-        let extended = try loadFreeSpace(meta, extending: cached.space)
-      {
+      if var known = cached, cachedVersion <= meta.version {
+        cached = nil  // `known` is now the only reference: extended in place, not copied.
         // Other processes committed since this one last did: only their changes are read.
-        space = extended
+        if try cachedVersion == meta.version || extendFreeSpace(&known, to: meta) {
+          space = consume known
+        } else {
+          space = try loadFreeSpace(meta)
+        }
       } else {
         space = try loadFreeSpace(meta)
       }
@@ -376,11 +377,12 @@ public final class Store: Sendable {
     writerGate.signal()
   }
 
-  /// The free space of `meta` read as the deltas stored on top of `known` (see
-  /// `FreeSpace.load(_:fileEnd:extending:read:)`); nil when it must be loaded whole.
-  func loadFreeSpace(_ meta: Meta, extending known: FreeSpace) throws -> FreeSpace? {
+  /// Brings `known`, the free space of an older version, up to `meta`'s by the deltas stored
+  /// on top of it (see `FreeSpace.extend(to:fileEnd:read:)`); false when it must be loaded
+  /// whole.
+  func extendFreeSpace(_ known: inout FreeSpace, to meta: Meta) throws -> Bool {
     let limit = meta.fileEnd
-    return try FreeSpace.load(meta.freeList, fileEnd: limit, extending: known) { try blocks.read($0, limit: limit) }
+    return try known.extend(to: meta.freeList, fileEnd: limit) { try blocks.read($0, limit: limit) }
   }
 
   func loadFreeSpace(_ meta: Meta) throws -> FreeSpace {
@@ -424,25 +426,37 @@ public final class Store: Sendable {
   /// Makes the written commit `meta` durable (durability `full`) and publishes it, once the
   /// writer lock is released (group commit).
   ///
-  /// Under the publisher lock, which one thread of one process holds at a time: if a sync
-  /// that began after this commit was written has ended already (another committer's), the
-  /// commit is durable and published, and nothing is left to do. Otherwise this committer
-  /// leads a batch: it reads the head (every commit written so far, this one included, the
-  /// writers behind it having prepared theirs while the previous sync ran), syncs once,
-  /// publishes the head and records it durable. The committers it covered then find their
-  /// commits durable without a sync of their own.
+  /// If a sync that began after this commit was written has ended already (another
+  /// committer's), the commit is durable and published, and nothing is left to do. Otherwise
+  /// the committer that gets the publisher lock (one thread of one process at a time) leads a
+  /// batch: it reads the head (every commit written so far, this one included, the writers
+  /// behind it having prepared theirs while the previous sync ran), syncs once, publishes the
+  /// head and records it durable, which wakes the committers waiting meanwhile on the durable
+  /// version's futex word; those it covered find their commits durable without a sync, the
+  /// others try to lead the next batch.
   func complete(_ meta: Meta) throws {
     let coordinator = self.coordinator
     let file = self.file
     switch options.durability {
     case .full:
-      try coordinator.withPublisherLock {
-        guard coordinator.durableVersion < meta.version else { return }
-        let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
-        try file.sync()
-        // Published before it is recorded durable: whoever finds it durable finds it published.
-        coordinator.publish(head)
-        coordinator.advanceDurable(to: head.version)
+      let signal = coordinator.durableSignal
+      while true {
+        let observed = signal.word.load(ordering: .sequentiallyConsistent)
+        if coordinator.durableVersion >= meta.version { return }
+        let led: Bool? = try coordinator.tryWithPublisherLock {
+          guard coordinator.durableVersion < meta.version else { return true }
+          let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
+          try file.sync()
+          // Published before it is recorded durable: whoever finds it durable finds it published.
+          coordinator.publish(head)
+          coordinator.advanceDurable(to: head.version)
+          return true
+        }
+        if led != nil { return }
+        // Another committer is syncing: sleep in the kernel until it records a durable version,
+        // all waiters at once, or 2 ms pass (its process may have died holding the lock, which
+        // the kernel released without waking anyone).
+        signal.wait(whileHolding: observed, timeout: 0.002)
       }
     case .unsafe, .memOnly:
       try coordinator.withPublisherLock {
