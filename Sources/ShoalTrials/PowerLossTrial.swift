@@ -142,16 +142,7 @@ public enum PowerLossTrial {
         return
           "seed \(seed): after the crash version \(version) holds the wrong state (\(found.difference(from: last)))"
       }
-      let report = reopened.verify()
-      guard report.isOK else {
-        return "seed \(seed): verify after the crash: \(report.problems.prefix(3).joined(separator: "; "))"
-      }
-      var model = found
-      try reopened.write { try work.transaction($0, &model) }
-      guard reopened.verify().isOK, try StoreModel.read(reopened) == model else {
-        return "seed \(seed): a commit on the recovered file reads back wrong or fails verify"
-      }
-      return nil
+      return try checkRecovered(reopened, holding: found, seed: seed, work: &work)
     } catch {
       return "seed \(seed): \(error)"
     }
@@ -212,25 +203,33 @@ public enum PowerLossTrial {
         return
           "seed \(seed): after the crash the store holds neither the acknowledged state nor the one in flight (\(found.difference(from: acknowledged)))"
       }
-      let report = reopened.verify()
-      guard report.isOK else {
-        return "seed \(seed): verify after the crash: \(report.problems.prefix(3).joined(separator: "; "))"
-      }
-      var model = found
-      let txn = try reopened.beginWrite()
-      try work.transaction(txn, &model)
-      try txn.commit()
-      let again = reopened.verify()
-      guard again.isOK else {
-        return
-          "seed \(seed): verify after a commit on the recovered file: \(again.problems.prefix(3).joined(separator: "; "))"
-      }
-      guard try StoreModel.read(reopened) == model else {
-        return "seed \(seed): a commit on the recovered file reads back wrong"
-      }
-      return nil
+      return try checkRecovered(reopened, holding: found, seed: seed, work: &work)
     } catch {
       return "seed \(seed): \(error)"
     }
+  }
+
+  /// The checks after the contents of a reopened store are found right: it verifies, and it
+  /// accepts another commit, which reads back and verifies too. Nil when they pass.
+  static func checkRecovered(_ reopened: Store, holding found: StoreModel, seed: UInt64, work: inout Workload) throws
+    -> String?
+  {
+    let report = reopened.verify()
+    guard report.isOK else {
+      return "seed \(seed): verify after the crash: \(report.problems.prefix(3).joined(separator: "; "))"
+    }
+    var model = found
+    let txn = try reopened.beginWrite()
+    try work.transaction(txn, &model)
+    try txn.commit()
+    let again = reopened.verify()
+    guard again.isOK else {
+      return
+        "seed \(seed): verify after a commit on the recovered file: \(again.problems.prefix(3).joined(separator: "; "))"
+    }
+    guard try StoreModel.read(reopened) == model else {
+      return "seed \(seed): a commit on the recovered file reads back wrong"
+    }
+    return nil
   }
 }

@@ -37,6 +37,13 @@ protocol Coordinator: AnyObject, Sendable {
   /// A word bumped each time `durableVersion` rises: committers whose commit another one is
   /// syncing wait on it.
   var durableSignal: FutexWord { get }
+  /// Records whether this process writes with durability `full`.
+  func declareFullDurability(_ full: Bool)
+  /// Whether a process with the file open writes with durability `full` (possibly one that
+  /// died and whose slot is not reclaimed yet). Writers of durability `unsafe` then keep the
+  /// rules that make its commits survive a power loss: no reuse of space freed by a commit not
+  /// yet durable, a durable fallback anchor, a sync every few commits.
+  var fullDurabilityPresent: Bool { get }
   /// Runs `body` holding the publisher lock if nobody holds it; nil at once when someone does.
   func tryWithPublisherLock<R>(_ body: () throws -> R) throws -> R?
   /// Runs `body` holding the publisher lock, which one thread of one process holds at a time:
@@ -151,6 +158,10 @@ final class LocalCoordinator: Coordinator {
   }
 
   let durableSignal = FutexWord.processPrivate()
+  private let full = Atomic<Bool>(false)
+
+  func declareFullDurability(_ full: Bool) { self.full.store(full, ordering: .relaxed) }
+  var fullDurabilityPresent: Bool { full.load(ordering: .relaxed) }
 
   func tryWithPublisherLock<R>(_ body: () throws -> R) throws -> R? {
     guard publisher.wait(timeout: .now()) == .success else { return nil }

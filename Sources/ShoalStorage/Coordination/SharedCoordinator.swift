@@ -68,6 +68,8 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   static let offsetDurableWake = 680
   static let offsetDurableWakeWaiters = 684
   static let offsetProcesses = 1024  // processSlots x ProcessSlot.size
+  /// Per process slot, a u64: 1 while that process writes with durability `full`.
+  static let offsetProcessFull = 3072  // processSlots x 8
   static let offsetReaders = 4096  // readerSlots x ReaderSlot.size
   /// The head (the newest commit written, perhaps not yet durable): two slots laid out as the
   /// published ones, written by the holder of the writer lock.
@@ -320,6 +322,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     let previous = word(SharedCoordinator.processSlotOffset(index)).exchange(
       UInt64(getpid()), ordering: .sequentiallyConsistent)
     clearReaderSlots(owner: index)
+    word(SharedCoordinator.offsetProcessFull + 8 * index).store(0, ordering: .relaxed)
     if previous != 0 { local.withLock { $0.reclaimed += 1 } }
     word(SharedCoordinator.processSlotOffset(index) + ProcessSlot.claimedAt).store(
       EngineClock.now(), ordering: .relaxed)
@@ -430,6 +433,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   deinit {
     // Leave no pin behind; give up the process slot and the session.
     clearReaderSlots(owner: processIndex)
+    word(SharedCoordinator.offsetProcessFull + 8 * processIndex).store(0, ordering: .relaxed)
     word(SharedCoordinator.processSlotOffset(processIndex)).store(0, ordering: .sequentiallyConsistent)
     shoal_unguard_mapping(guardSlot)
     munmap(base, SharedCoordinator.mapSize)
@@ -563,6 +567,16 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
         return
       }
       seen = original
+    }
+  }
+
+  func declareFullDurability(_ full: Bool) {
+    word(SharedCoordinator.offsetProcessFull + 8 * processIndex).store(full ? 1 : 0, ordering: .sequentiallyConsistent)
+  }
+
+  var fullDurabilityPresent: Bool {
+    (0..<SharedCoordinator.processSlots).contains {
+      word(SharedCoordinator.offsetProcessFull + 8 * $0).load(ordering: .sequentiallyConsistent) != 0
     }
   }
 
@@ -911,6 +925,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       let held = SharedCoordinator.ofdLock(lockFD, F_WRLCK, byte, wait: false)
       guard held || holder == F_RDLCK else { continue }
       clearReaderSlots(owner: i)
+      word(SharedCoordinator.offsetProcessFull + 8 * i).store(0, ordering: .relaxed)
       pidWord.store(0, ordering: .sequentiallyConsistent)
       if held { SharedCoordinator.ofdUnlock(lockFD, byte) }
       count += 1

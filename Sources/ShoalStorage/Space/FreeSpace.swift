@@ -294,7 +294,7 @@ struct FreeSpace {
   /// up to date by reading the deltas stored since its own commit, not the whole list.
   var shouldStoreDelta: Bool {
     !chain.isEmpty && chain.count <= FreeSpace.maximumChainLength
-      && chainDeltaBytes + UInt64(deltaEncodedSize) <= UInt64(encodedSize)
+      && chainDeltaBytes + UInt64(deltaEncodedSize) <= UInt64(encodedSize / 2)
   }
 
   /// The exact size of `encodeDelta`.

@@ -178,6 +178,7 @@ public final class Store: Sendable {
       }
     }
     listeners = ChangeListeners(coordinator: coordinator)
+    coordinator.declareFullDurability(options.durability == .full && !options.readOnly)
   }
 
   deinit { listeners.stop() }
@@ -312,9 +313,10 @@ public final class Store: Sendable {
       }
       try checkNotCutShort(meta)
       // Space freed by a commit that is not durable yet stays unused: its blocks are part of
-      // the version before it, which a power loss may bring back.
+      // the version before it, which a power loss may bring back. Unless no process writes
+      // with durability `full`: then no commit is promised to survive a power loss.
       let durable = min(coordinator.durableVersion, meta.version)
-      let horizon = coordinator.oldestPin(latest: durable)
+      let horizon = coordinator.oldestPin(latest: powerLossRules ? durable : meta.version)
       try checkVersionLimit(latest: meta.version)
       // Taken, not copied: the transaction holds the only reference, so its edits copy
       // nothing. An abort drops it; the next writer reloads it from the file.
@@ -459,23 +461,48 @@ public final class Store: Sendable {
         signal.wait(whileHolding: observed, timeout: 0.002)
       }
     case .unsafe, .memOnly:
-      try coordinator.withPublisherLock {
-        let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
-        coordinator.publish(head)
-        if options.durability == .memOnly || file is MemoryFile {
-          coordinator.advanceDurable(to: head.version)
-        } else if head.version - min(coordinator.durableVersion, head.version) >= Store.unsafeSyncInterval {
-          // Without syncs no space would ever be reused: one sync per this many commits lets the
-          // horizon move (and keeps a process of durability `full` sharing the file safe).
-          try file.sync()
-          coordinator.advanceDurable(to: head.version)
-        }
+      // Published by `publishWritten` while the writer lock was held; a transaction that made
+      // nothing may have started from another writer's commit not published yet.
+      if coordinator.latest().version < meta.version { try publishWritten(meta) }
+      if options.durability == .memOnly || file is MemoryFile {
+        coordinator.advanceDurable(to: meta.version)
+      } else if meta.version - min(coordinator.durableVersion, meta.version) >= Store.unsafeSyncInterval,
+        coordinator.fullDurabilityPresent, !unsafeSyncRunning.exchange(true, ordering: .acquiring)
+      {
+        defer { unsafeSyncRunning.store(false, ordering: .releasing) }
+        // Another process writes with durability `full`: space is reused only once durable, so
+        // one sync per this many commits lets the horizon move. Outside
+        // every lock, so that other commits do not wait: every write of `meta` ended before it
+        // began, and `meta` is published already.
+        try file.sync()
+        coordinator.advanceDurable(to: meta.version)
       }
     }
   }
 
-  /// With durability `unsafe`, a sync once the newest durable version lags this many commits.
-  static let unsafeSyncInterval: UInt64 = 64
+  /// Publishes the written commit `meta` (or a newer head) at once, without waiting for a
+  /// sync: durability `unsafe` and `memOnly`, while the writer lock is held, so the commit is
+  /// visible as soon as it is written, as it was before group commit.
+  func publishWritten(_ meta: Meta) throws {
+    let coordinator = self.coordinator
+    try coordinator.withPublisherLock {
+      let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
+      coordinator.publish(head)
+    }
+  }
+
+  /// Whether this process's commits keep the rules that make commits survive a power loss
+  /// (see `Coordinator.fullDurabilityPresent`): its own durability is `full`, or another
+  /// process's is.
+  var powerLossRules: Bool { options.durability == .full || coordinator.fullDurabilityPresent }
+
+  /// Whether a thread of this process runs the periodic sync of durability `unsafe`.
+  private let unsafeSyncRunning = Atomic<Bool>(false)
+
+  /// With durability `unsafe`, a sync once the newest durable version lags this many commits:
+  /// the anchor interval, so that space is reused about as soon as it was before group commit
+  /// and the older anchor is usually durable.
+  static let unsafeSyncInterval: UInt64 = FileLayout.anchorInterval
 
   /// Makes every commit written so far durable while the writer lock is held (`base`, the
   /// head, is the newest) and publishes it; returns the new durable version. For an anchor

@@ -309,6 +309,15 @@ public final class WriteTransaction {
       abort()
       throw error
     }
+    // Without durability `full`, nothing waits for a sync: the commit is published at once.
+    if let written, store.options.durability != .full {
+      do {
+        try store.publishWritten(written)
+      } catch {
+        release()
+        throw error
+      }
+    }
     release()
     // Nothing changed: the base, perhaps a commit still waiting for its sync, is the result.
     try store.complete(written ?? base)
@@ -337,6 +346,15 @@ public final class WriteTransaction {
     } catch {
       abort()
       throw error
+    }
+    if let written, store.options.durability != .full {
+      do {
+        try store.publishWritten(written)
+      } catch {
+        release()
+        pinned?.close()
+        throw error
+      }
     }
     release()
     guard let written, let pinned else {
@@ -417,7 +435,9 @@ public final class WriteTransaction {
     }
     let next = writer.reserveNext(&freeSpace, bulk: bulkWriter != nil)
     let freeList = try writer.writeFreeList(&freeSpace)
-    if anchor { durable = try anchorFallbackDurable() }
+    // Not when no process writes with durability `full`: no commit is promised to survive a
+    // power loss then, and without syncs each anchor would sync holding the writer lock.
+    if anchor, store.powerLossRules { durable = try anchorFallbackDurable() }
     let meta = Meta(
       version: version, timestamp: EngineClock.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
       history: history, next: next.offset, nextLength: next.length, previous: base.checksum,
