@@ -302,23 +302,7 @@ public final class WriteTransaction {
   @discardableResult
   public func commit() throws -> UInt64 {
     try checkOpen()
-    let written: Meta?
-    do {
-      written = try commitHoldingLock()
-    } catch {
-      abort()
-      throw error
-    }
-    // Without durability `full`, nothing waits for a sync: the commit is published at once.
-    if let written, store.options.durability != .full {
-      do {
-        try store.publishWritten(written)
-      } catch {
-        release()
-        throw error
-      }
-    }
-    release()
+    let written = try writeReleasingLock()
     // Nothing changed: the base, perhaps a commit still waiting for its sync, is the result.
     try store.complete(written ?? base)
     return written?.version ?? baseVersion
@@ -336,7 +320,7 @@ public final class WriteTransaction {
     let store = self.store
     let written: Meta?
     do {
-      written = try commitHoldingLock(
+      written = try writeReleasingLock(
         pin: { meta in
           try store.coordinator.pinUnpublished(meta)
           let snapshot = ReadTransaction(store: store, meta: meta)
@@ -344,19 +328,9 @@ public final class WriteTransaction {
           return snapshot
         }, beforePublish: beforePublish)
     } catch {
-      abort()
+      pinned?.close()
       throw error
     }
-    if let written, store.options.durability != .full {
-      do {
-        try store.publishWritten(written)
-      } catch {
-        release()
-        pinned?.close()
-        throw error
-      }
-    }
-    release()
     guard let written, let pinned else {
       try store.complete(base)
       return try store.beginRead()
@@ -380,6 +354,23 @@ public final class WriteTransaction {
     published.close()
     try store.coordinator.pinUnpublished(base)
     return ReadTransaction(store: store, meta: base)
+  }
+
+  /// Writes the commit (`commitHoldingLock`), publishes it at once unless the durability is
+  /// `full` (nothing waits for a sync then), and lets the writer lock go, also when it fails.
+  private func writeReleasingLock(
+    pin: ((Meta) throws -> ReadTransaction)? = nil, beforePublish: (ReadTransaction) -> Void = { _ in }
+  ) throws -> Meta? {
+    let written: Meta?
+    do {
+      written = try commitHoldingLock(pin: pin, beforePublish: beforePublish)
+    } catch {
+      abort()
+      throw error
+    }
+    defer { release() }
+    if let written, store.options.durability != .full { try store.publishWritten(written) }
+    return written
   }
 
   /// Writes the commit while the writer lock is held and records it as the head; returns its
