@@ -116,6 +116,28 @@ struct StalledProcessTests {
     transaction.abort()
   }
 
+  /// A committer whose batch's sync is led by a process that stopped while holding the
+  /// publisher lock waits in the kernel, says so after five seconds, and returns once the lock
+  /// is let go. Here this process holds the lock, through a description of its own.
+  @Test func aLongWaitForAStoppedSyncLeaderIsLogged() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    try makeKeyValueStore(path)
+    let lock = open(path + ".lock", O_RDWR | O_CLOEXEC)
+    #expect(lock >= 0)
+    defer { close(lock) }
+    #expect(SharedCoordinator.ofdLock(lock, F_WRLCK, SharedCoordinator.publisherByte, wait: false))
+    let waiter = try Child(
+      ["worker", "put", "--file", path, "--key", "a", "--value", "b", "--log"], mergingErrors: true)
+    let warning = try waiter.line(startingWith: "warn", timeout: 30)
+    #expect(warning.contains("publisher lock") && warning.contains("batch of commits"), "\(warning)")
+    SharedCoordinator.ofdUnlock(lock, SharedCoordinator.publisherByte)
+    #expect(try waiter.line(startingWith: "committed", timeout: 30).hasPrefix("committed"))
+    #expect(waiter.wait() == 0)
+    let store = try Store.open(path: path)
+    #expect(try store.read { try $0.get(bytes("a"), in: "kv") } == bytes("b"))
+  }
+
   @Test func aLongWaitForTheWriterLockIsLoggedWithTheHoldersPid() throws {
     let dir = TemporaryDirectory()
     let (path, holder, pid) = try storeWithWriterLockHeld(in: dir)

@@ -441,24 +441,13 @@ public final class Store: Sendable {
     let file = self.file
     switch options.durability {
     case .full:
-      let signal = coordinator.durableSignal
-      while true {
-        let observed = signal.word.load(ordering: .sequentiallyConsistent)
-        if coordinator.durableVersion >= meta.version { return }
-        let led: Bool? = try coordinator.tryWithPublisherLock {
-          guard coordinator.durableVersion < meta.version else { return true }
-          let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
-          try file.sync()
-          // Published before it is recorded durable: whoever finds it durable finds it published.
-          coordinator.publish(head)
-          coordinator.advanceDurable(to: head.version)
-          return true
-        }
-        if led != nil { return }
-        // Another committer is syncing: sleep in the kernel until it records a durable version,
-        // all waiters at once, or 2 ms pass (its process may have died holding the lock, which
-        // the kernel released without waking anyone).
-        signal.wait(whileHolding: observed, timeout: 0.002)
+      _ = try withPublisherLock(for: meta, unless: { coordinator.durableVersion >= meta.version }) {
+        guard coordinator.durableVersion < meta.version else { return }
+        let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
+        try file.sync()
+        // Published before it is recorded durable: whoever finds it durable finds it published.
+        coordinator.publish(head)
+        coordinator.advanceDurable(to: head.version)
       }
     case .unsafe, .memOnly:
       // Published by `publishWritten` while the writer lock was held; a transaction that made
@@ -485,9 +474,35 @@ public final class Store: Sendable {
   /// visible as soon as it is written, as it was before group commit.
   func publishWritten(_ meta: Meta) throws {
     let coordinator = self.coordinator
-    try coordinator.withPublisherLock {
+    _ = try withPublisherLock(for: meta, unless: { false }) {
       let head = coordinator.head().flatMap { $0.version >= meta.version ? $0 : nil } ?? meta
       coordinator.publish(head)
+    }
+  }
+
+  /// Runs `body` holding the publisher lock, for the commit `meta`; returns nil without running
+  /// it once `done()` holds. While another committer holds the lock (syncing a batch), it
+  /// sleeps in the kernel until that committer records a durable version, which wakes all
+  /// waiters at once, or 2 ms pass (the holder's process may have died, which releases the lock
+  /// without waking anyone). After five seconds it says who it waits for.
+  private func withPublisherLock<R>(for meta: Meta, unless done: () -> Bool, _ body: () throws -> R) throws -> R? {
+    let signal = coordinator.durableSignal
+    let started = EngineClock.now()
+    var warned = false
+    while true {
+      let observed = signal.word.load(ordering: .sequentiallyConsistent)
+      if done() { return nil }
+      if let result = try coordinator.tryWithPublisherLock(body) { return result }
+      let waited = EngineClock.now() &- started
+      if !warned, waited >= UInt64(EngineClock.nanoseconds(SharedCoordinator.writerWaitWarning)) {
+        warned = true
+        Log.write(
+          .warn, .coordination,
+          "Waiting \(waited / 1_000_000_000) s for the publisher lock of \(lockFilePath ?? path), held by another "
+            + "process syncing a batch of commits: it is stopped (SIGSTOP, a debugger) or its disk is slow; version "
+            + "\(meta.version) is written, and its commit returns once that process lets the lock go")
+      }
+      signal.wait(whileHolding: observed, timeout: 0.002)
     }
   }
 
