@@ -8,29 +8,48 @@ import Testing
 /// syncs; recovery finds the newest whole commit of a batch; writers of other processes read
 /// only the free-space changes made since they last committed.
 @Suite struct GroupCommitTests {
-  /// A file in memory whose syncs take 20 ms and are counted.
+  /// A file in memory whose syncs are counted and last until two more commits have been written
+  /// meanwhile (the newest written version, `head`, has moved by two), or 200 ms have passed: a
+  /// disk slow enough that the writers behind a sync prepare theirs while it runs.
   final class SlowSyncFile: StorageFile {
     let base = MemoryFile()
     let syncs = Atomic<Int>(0)
+    /// The newest version written, once the store exists.
+    let head = Mutex<(@Sendable () -> UInt64)?>(nil)
+    let written = NSCondition()
     var path: String { base.path }
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
       try base.read(into: buffer, at: offset)
     }
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try base.write(bytes, at: offset) }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+      try base.write(bytes, at: offset)
+      written.broadcast()
+    }
     func sync() throws {
       syncs.add(1, ordering: .relaxed)
-      Thread.sleep(forTimeInterval: 0.02)
+      guard let head = head.withLock({ $0 }) else { return }
+      let start = head()
+      let deadline = Date().addingTimeInterval(0.2)
+      written.lock()
+      defer { written.unlock() }
+      // The head moves just after a commit's last write: woken by the writes, or every ms.
+      while head() < start + 2, Date() < deadline {
+        _ = written.wait(until: min(deadline, Date().addingTimeInterval(0.001)))
+      }
     }
     func size() throws -> UInt64 { try base.size() }
     func truncate(to size: UInt64) throws { try base.truncate(to: size) }
   }
 
-  /// Four threads each make 20 durable commits while every sync takes 20 ms: the writers behind
-  /// a sync prepare their commits meanwhile, and the next sync makes them all durable, so
-  /// there are fewer syncs than commits. Every commit is there afterwards.
+  /// Four threads each make 20 durable commits while every sync lasts until two more commits
+  /// are written: the writers behind a sync prepare their commits meanwhile, and the next sync
+  /// makes them all durable, so there are fewer syncs than commits. Every commit is there
+  /// afterwards.
   @Test func concurrentWritersShareSyncs() throws {
     let file = SlowSyncFile()
     let store = try Store(file: file)
+    let coordinator = store.coordinator
+    file.head.withLock { $0 = { coordinator.head()?.version ?? 0 } }
     try store.write { try $0.createKeyspace("k") }
     let before = file.syncs.load(ordering: .relaxed)
     let failures = Mutex<[String]>([])
@@ -96,6 +115,29 @@ import Testing
     let reopened = try Store(file: MemoryFile(path: "whole", contents: image))
     #expect(reopened.latestVersion == 6 && reopened.recoveredFromVersion == nil)
     #expect(try reopened.read { try $0.count(in: "k") } == 5)
+  }
+
+  /// A writer of durability `unsafe` leaves space freed by commits that are not durable yet
+  /// unused only while a process of durability `full` has the file open (its commits must
+  /// survive a power loss); alone, it reuses space as soon as no reader pins it.
+  @Test func unsafeWritersKeepThePowerLossRulesOnlyBesideAFullOne() throws {
+    let dir = TemporaryDirectory()
+    let unsafe = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))
+    try unsafe.write { try $0.createKeyspace("k") }
+    #expect(!unsafe.powerLossRules)
+    do {
+      let full = try Store.open(path: dir.file())
+      #expect(unsafe.powerLossRules)
+      for i in 0..<3 { try unsafe.write { try $0.put(bytes("\(i)"), forKey: bytes("v"), in: "k") } }
+      let txn = try unsafe.beginWrite()
+      #expect(txn.horizon <= unsafe.coordinator.durableVersion && txn.horizon < txn.baseVersion)
+      txn.abort()
+      withExtendedLifetime(full) {}
+    }
+    #expect(!unsafe.powerLossRules)
+    let txn = try unsafe.beginWrite()
+    #expect(txn.horizon == txn.baseVersion)
+    txn.abort()
   }
 
   /// Two stores on one file, as two processes: each writer, finding the other's commits since

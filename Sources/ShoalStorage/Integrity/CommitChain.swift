@@ -70,7 +70,6 @@ enum CommitChain {
     where record.version >= durable && !candidates.contains(record) {
       candidates.append(record)
     }
-    var best: Meta?
     for meta in candidates {
       if meta.fileEnd > size {
         failure = StorageError.truncated(path: file.path, size: size, expected: meta.fileEnd)
@@ -79,13 +78,10 @@ enum CommitChain {
       do {
         try Recovery.verifyCommits(
           meta, after: meta.version == durable ? meta.version &- 1 : durable, blocks: blocks)
-        best = meta
-        break
       } catch {
         failure = error
+        continue
       }
-    }
-    if let meta = best {
       if !options.readOnly { try secure(meta, chain: found, in: file) }
       return (meta, meta.version != newestVersion ? newestVersion : nil)
     }
