@@ -16,6 +16,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
   ],
   targets: [
@@ -32,6 +33,8 @@ let package = Package(
         "CLZ4", "CShoalSystem",
         .product(name: "SystemPackage", package: "swift-system"),
         .product(name: "Atomics", package: "swift-atomics"),
+        // AES-256-GCM, HKDF and HMAC for encrypted files (BoringSSL on Linux).
+        .product(name: "Crypto", package: "swift-crypto"),
       ],
       path: "Sources/ShoalStorage"
     ),

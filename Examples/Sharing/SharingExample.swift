@@ -2,17 +2,36 @@ import Foundation
 import ShoalStorage
 
 /// Two processes, one file: this program starts a copy of itself that writes, while it
-/// listens for the other process's commits and prints what each one changed.
+/// listens for the other process's commits and prints what each one changed. With
+/// `--key-file`, the file is encrypted with the 64 bytes that file holds, and both processes
+/// open it with them.
 ///
 ///     swift run shoal-share-example shared.shoal
+///     head -c 64 /dev/urandom > shared.key
+///     swift run shoal-share-example encrypted.shoal --key-file shared.key
 @main
 struct SharingExample {
   static func main() throws {
-    let arguments = CommandLine.arguments
+    var arguments = CommandLine.arguments
+    let isWriter = arguments.last == "--writer"
+    if isWriter { arguments.removeLast() }
+    var options = StoreOptions()
+    var keyArguments: [String] = []
+    if let at = arguments.firstIndex(of: "--key-file"), at + 1 < arguments.count {
+      let keyFile = arguments[at + 1]
+      guard let key = FileManager.default.contents(atPath: keyFile), key.count == 64 else {
+        FileHandle.standardError.write(Data("shoal-share-example: \(keyFile) must hold exactly 64 bytes\n".utf8))
+        exit(2)
+      }
+      options.encryptionKey = [UInt8](key)
+      keyArguments = ["--key-file", keyFile]
+      arguments.removeSubrange(at...(at + 1))
+    }
     let path = arguments.count > 1 ? arguments[1] : "shared.shoal"
-    if arguments.count > 2, arguments[2] == "--writer" { return try writer(path) }
+    if isWriter { return try writer(path, options: options) }
 
-    let store = try Store.open(path: path)
+    let store = try Store.open(path: path, options: options)
+    if options.encryptionKey != nil { print("observer (pid \(getpid())): \(path) is encrypted (AES-256-GCM)") }
     try store.write { try $0.ensureKeyspace("orders") }
     let done = DispatchSemaphore(value: 0)
     // Called on the store's listener thread for every commit of any process.
@@ -32,7 +51,7 @@ struct SharingExample {
     let snapshot = try store.beginRead()
     let child = Process()
     child.executableURL = URL(fileURLWithPath: arguments[0])
-    child.arguments = [path, "--writer"]
+    child.arguments = [path] + keyArguments + ["--writer"]
     try child.run()
     _ = done.wait(timeout: .now() + 30)
     child.waitUntilExit()
@@ -41,8 +60,8 @@ struct SharingExample {
     print("observer: pins now \(store.pins().count), newest version \(store.latestVersion)")
   }
 
-  static func writer(_ path: String) throws {
-    let store = try Store.open(path: path)
+  static func writer(_ path: String, options: StoreOptions) throws {
+    let store = try Store.open(path: path, options: options)
     for i in 1...3 {
       try store.write { txn in
         try txn.put(Array("order \(i)".utf8), forKey: Array("order-\(i)".utf8), in: "orders")

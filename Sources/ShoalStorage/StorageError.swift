@@ -63,6 +63,12 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
   case powerLoss
   /// An argument outside what the engine accepts.
   case invalidArgument(String)
+  /// The file is encrypted and was opened with a key it was not written with.
+  case wrongEncryptionKey(path: String, fileSize: UInt64)
+  /// The file is encrypted and was opened without a key.
+  case encryptionKeyRequired(path: String)
+  /// The file is not encrypted and was opened with a key.
+  case notEncrypted(path: String, fileSize: UInt64)
 
   /// A message saying what happened, naming the file, and for most cases what to do about it.
   public var description: String {
@@ -153,6 +159,13 @@ public enum StorageError: Error, Sendable, Equatable, CustomStringConvertible {
       return "Simulated power loss: the fault-injecting file accepts no more operations."
     case .invalidArgument(let message):
       return message
+    case .wrongEncryptionKey(let path, _):
+      return
+        "'\(path)' is encrypted with another key: the key given does not match the file's key check. Open it with the key it was written with."
+    case .encryptionKeyRequired(let path):
+      return "'\(path)' is encrypted: open it with its 64-byte encryption key."
+    case .notEncrypted(let path, _):
+      return "'\(path)' is not encrypted, but an encryption key was given: open it without a key."
     }
   }
 }

@@ -10,12 +10,16 @@ public struct CorruptionTrials: Sendable {
   let latest: StoreModel
   let previous: StoreModel
   let latestVersion: UInt64
+  /// The options every trial opens its copy with: the reference file's key when it is encrypted.
+  let options: StoreOptions
 
-  /// Writes the reference file: several keyspaces, inline and blob values, history.
-  public init(seed: UInt64) throws {
+  /// Writes the reference file: several keyspaces, inline and blob values, history; encrypted
+  /// with a key derived from `seed` when `encrypted`.
+  public init(seed: UInt64, encrypted: Bool = false) throws {
     var work = Workload(seed: seed)
     let file = MemoryFile(path: "corruption-base")
-    let store = try Store(file: file)
+    options = StoreOptions(encryptionKey: encrypted ? PowerLossTrial.trialKey(seed: seed) : nil)
+    let store = try Store(file: file, options: options)
     var model = StoreModel()
     var before = model
     for _ in 0..<30 {
@@ -44,7 +48,7 @@ public struct CorruptionTrials: Sendable {
     }
     let store: Store
     do {
-      store = try Store(file: MemoryFile(path: "corrupt-\(seed)", contents: bytes))
+      store = try Store(file: MemoryFile(path: "corrupt-\(seed)", contents: bytes), options: options)
     } catch is StorageError {
       return nil
     } catch {

@@ -33,15 +33,24 @@ public enum PowerLossTrial {
   /// chosen by `seed`, then a reopen whose contents must be the last commit or the one before.
   /// One trial in two has three writer threads committing at once on a file whose syncs take
   /// a while, so that commits share syncs (group commit) and the power is cut inside batches.
-  public static func run(seed: UInt64, commits: Int = 12) -> Outcome {
+  /// With `encrypted`, every store of the trial is encrypted with a key derived from the
+  /// seed (`trialKey`): the same trials on sealed blocks and authenticated records.
+  public static func run(seed: UInt64, commits: Int = 12, encrypted: Bool = false) -> Outcome {
     var outcome = Outcome()
+    let options = StoreOptions(encryptionKey: encrypted ? trialKey(seed: seed) : nil)
     if seed % 2 == 1 {
       outcome.concurrent = true
-      outcome.failure = runConcurrent(seed: seed, commits: commits, outcome: &outcome)
+      outcome.failure = runConcurrent(seed: seed, commits: commits, options: options, outcome: &outcome)
     } else {
-      outcome.failure = run(seed: seed, commits: commits, outcome: &outcome)
+      outcome.failure = run(seed: seed, commits: commits, options: options, outcome: &outcome)
     }
     return outcome
+  }
+
+  /// The 64-byte encryption key of the trial with `seed`: reproducible from the seed.
+  public static func trialKey(seed: UInt64) -> [UInt8] {
+    var rng = SplitMix64(seed: seed ^ 0x5EA1_ED00_0000_0000)
+    return (0..<8).flatMap { _ in withUnsafeBytes(of: rng.next()) { Array($0) } }
   }
 
   /// The states after each version, as the writers made them, and the newest version whose
@@ -61,14 +70,14 @@ public enum PowerLossTrial {
   /// some version at least as new as every acknowledged commit (a cut inside a batch loses
   /// only commits not yet acknowledged, and never leaves one without those before it), the
   /// file verifies, and it accepts another commit.
-  static func runConcurrent(seed: UInt64, commits: Int, outcome: inout Outcome) -> String? {
+  static func runConcurrent(seed: UInt64, commits: Int, options: StoreOptions, outcome: inout Outcome) -> String? {
     var work = Workload(seed: seed)
     do {
       let origin = MemoryFile(path: "trial-\(seed)")
       var start = StoreModel()
       let startVersion: UInt64
       do {
-        let store = try Store(file: origin)
+        let store = try Store(file: origin, options: options)
         for _ in 0..<work.int(0...4) {
           let txn = try store.beginWrite()
           try work.transaction(txn, &start)
@@ -86,7 +95,7 @@ public enum PowerLossTrial {
       // Opening writes nothing to a whole file, but the cut may come at its first operation.
       let store: Store
       do {
-        store = try Store(file: file)
+        store = try Store(file: file, options: options)
       } catch StorageError.powerLoss {
         return nil
       }
@@ -128,7 +137,7 @@ public enum PowerLossTrial {
       outcome.crashed = cut.load(ordering: .relaxed)
       outcome.unsyncedAtCut = Int(final.written - final.acknowledged)
       let image = file.crashImage(seed: work.rng.next())
-      let reopened = try Store(file: MemoryFile(path: "trial-\(seed)-after", contents: image))
+      let reopened = try Store(file: MemoryFile(path: "trial-\(seed)-after", contents: image), options: options)
       let version = reopened.latestVersion
       let found = try StoreModel.read(reopened)
       outcome.fellBack = reopened.recoveredFromVersion != nil
@@ -148,7 +157,7 @@ public enum PowerLossTrial {
     }
   }
 
-  static func run(seed: UInt64, commits: Int, outcome: inout Outcome) -> String? {
+  static func run(seed: UInt64, commits: Int, options: StoreOptions, outcome: inout Outcome) -> String? {
     var work = Workload(seed: seed)
     do {
       // A durable starting file with some history. One trial in four has a long one, with
@@ -157,7 +166,7 @@ public enum PowerLossTrial {
       let origin = MemoryFile(path: "trial-\(seed)")
       var acknowledged = StoreModel()
       do {
-        let store = try Store(file: origin)
+        let store = try Store(file: origin, options: options)
         let long = work.int(0...3) == 0
         var pinned: ReadTransaction?
         for step in 0..<(long ? work.int(40...80) : work.int(0...4)) {
@@ -175,7 +184,7 @@ public enum PowerLossTrial {
         path: "trial-\(seed)", contents: origin.contents, crashAfterOperations: work.int(1...(commits * 6)))
       var inFlight: StoreModel?
       do {
-        let store = try Store(file: file)
+        let store = try Store(file: file, options: options)
         for _ in 0..<commits {
           // A reader pinned now and then keeps old versions (and their space) alive.
           let pinned = work.int(0...3) == 0 ? try store.beginRead() : nil
@@ -194,7 +203,7 @@ public enum PowerLossTrial {
         outcome.cutInCommit = inFlight != nil
       }
       let image = file.crashImage(seed: work.rng.next())
-      let reopened = try Store(file: MemoryFile(path: "trial-\(seed)-after", contents: image))
+      let reopened = try Store(file: MemoryFile(path: "trial-\(seed)-after", contents: image), options: options)
       let found = try StoreModel.read(reopened)
       outcome.fellBack = reopened.recoveredFromVersion != nil
       outcome.recoveredDeltaChain = reopened.info().freeListBlocks > 1

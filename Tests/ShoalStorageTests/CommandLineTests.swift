@@ -89,6 +89,54 @@ import Testing
     #expect(try run(["compact", dir.file(), out]).0 == 1, "refuses to overwrite")
   }
 
+  @Test func toolsTakeAKeyFileAndWithoutItPrintOnlyTheHeader() throws {
+    let dir = TemporaryDirectory()
+    let key = randomKey()
+    let store = try Store.open(path: dir.file(), options: StoreOptions(encryptionKey: key))
+    try store.write { txn in
+      try txn.createKeyspace("fish")
+      for i in 0..<200 { try txn.put(textValue(i, length: 200), forKey: bytes("fish-\(i)"), in: "fish") }
+    }
+    store.close()
+    // The key as 64 raw bytes, or as 128 hex characters with a newline.
+    let raw = dir.file("raw.key")
+    let hex = dir.file("hex.key")
+    try Data(key).write(to: URL(fileURLWithPath: raw))
+    try Data((key.map { String(format: "%02x", $0) }.joined() + "\n").utf8).write(to: URL(fileURLWithPath: hex))
+
+    let (status, text) = try run(["info", dir.file()])
+    #expect(status == 0)
+    #expect(text.contains("format version:    4"))
+    #expect(text.contains("encrypted:         yes"))
+    #expect(!text.contains("keyspaces"))
+    let header = try JSONDecoder().decode(
+      PublicHeader.self, from: Data(try run(["info", "--json", dir.file()]).1.utf8))
+    #expect(header.encrypted && header.formatVersion == 4)
+
+    let info = try JSONDecoder().decode(
+      FileInfo.self, from: Data(try run(["info", "--json", "--key-file", raw, dir.file()]).1.utf8))
+    #expect(info.encrypted && info.keyspaces.map(\.entries) == [200])
+    #expect(try run(["verify", "--key-file", hex, dir.file()]) == (0, "ok\n"))
+    #expect(try run(["verify", dir.file()]).0 == 1)
+    #expect(try run(["verify", "--key-file", dir.file("raw.key"), dir.file()]).0 == 0)
+    #expect(try run(["dump", "--key-file", raw, dir.file()]).1.contains("fish-42 = "))
+    let wrong = dir.file("wrong.key")
+    try Data(randomKey()).write(to: URL(fileURLWithPath: wrong))
+    #expect(try run(["dump", "--key-file", wrong, dir.file()]).0 == 1)
+    let short = dir.file("short.key")
+    try Data([1, 2, 3]).write(to: URL(fileURLWithPath: short))
+    #expect(try run(["verify", "--key-file", short, dir.file()]).0 != 0)
+
+    // Compaction keeps the key, takes another, or writes the copy in the clear.
+    #expect(try run(["compact", "--key-file", raw, dir.file(), dir.file("same.shoal")]).0 == 0)
+    #expect(try run(["verify", "--key-file", raw, dir.file("same.shoal")]) == (0, "ok\n"))
+    #expect(
+      try run(["compact", "--key-file", raw, "--out-key-file", wrong, dir.file(), dir.file("other.shoal")]).0 == 0)
+    #expect(try run(["verify", "--key-file", wrong, dir.file("other.shoal")]) == (0, "ok\n"))
+    #expect(try run(["compact", "--key-file", raw, "--decrypt", dir.file(), dir.file("plain.shoal")]).0 == 0)
+    #expect(try run(["verify", dir.file("plain.shoal")]) == (0, "ok\n"))
+  }
+
   @Test func verifyFailsWhenTheNewestCommitWasLost() throws {
     let dir = TemporaryDirectory()
     do {

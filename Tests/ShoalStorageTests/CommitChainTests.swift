@@ -22,13 +22,13 @@ import Testing
     let newest = store.latestMeta
     #expect(newest.version == 21 && newest.next != 0)
     // The slots hold the two newest anchors: 16, and 8 (version 0's slot was overwritten).
-    let anchors = try CommitChain.anchors(in: file).map(\.version)
+    let anchors = try CommitChain.anchors(in: file, seal: nil).map(\.version)
     #expect(anchors == [16, 8])
     // Walking the records from either anchor reaches version 21, each naming its predecessor.
-    for anchor in try CommitChain.anchors(in: file) {
+    for anchor in try CommitChain.anchors(in: file, seal: nil) {
       var current = anchor
-      while let next = CommitChain.successor(of: current, in: file) {
-        #expect(next.version == current.version + 1 && next.previous == current.checksum)
+      while let next = CommitChain.successor(of: current, in: file, seal: nil) {
+        #expect(next.version == current.version + 1 && next.previous == current.checksum(seal: nil))
         current = next
       }
       #expect(current == newest)
@@ -47,9 +47,9 @@ import Testing
     let newest = store.latestMeta
     var other = newest
     other.version += 1
-    other.previous = newest.checksum ^ 1
+    other.previous = newest.checksum(seal: nil) ^ 1
     var image = file.contents
-    let encoded = other.encode()
+    let encoded = other.encode(seal: nil)
     image.replaceSubrange(Int(newest.next)..<(Int(newest.next) + encoded.count), with: encoded)
     let reopened = try Store(file: MemoryFile(contents: image))
     #expect(reopened.latestVersion == newest.version && reopened.recoveredFromVersion == nil)
@@ -68,7 +68,7 @@ import Testing
     for damage in [20, 0] {  // a byte of the body, then of the magic
       var image = file.contents
       image[Int(FileLayout.metaOffset(slot: newerSlot)) + damage] ^= 0x10
-      #expect(try CommitChain.anchors(in: MemoryFile(contents: image)).map(\.version) == [8])
+      #expect(try CommitChain.anchors(in: MemoryFile(contents: image), seal: nil).map(\.version) == [8])
       // The records after anchor 8 are kept until the second anchor after them is durable,
       // so the chain from 8 still reaches the newest commit.
       let reopened = try Store(file: MemoryFile(contents: image))
@@ -77,9 +77,9 @@ import Testing
       #expect(reopened.verify().isOK)
       // Open rewrote anchor 16 from its record, so the next anchor (version 24) replaces
       // anchor 8 and never leaves the file without a whole slot.
-      #expect(try CommitChain.anchors(in: reopened.file).map(\.version) == [16, 8])
+      #expect(try CommitChain.anchors(in: reopened.file, seal: nil).map(\.version) == [16, 8])
       for round in 20..<24 { try reopened.write { try $0.put(bytes("\(round)"), forKey: bytes("v"), in: "k") } }
-      #expect(try CommitChain.anchors(in: reopened.file).map(\.version) == [24, 16])
+      #expect(try CommitChain.anchors(in: reopened.file, seal: nil).map(\.version) == [24, 16])
       #expect(reopened.verify().isOK)
     }
   }
@@ -164,7 +164,7 @@ import Testing
     first.coordinator.publish(before)
     try second.write { try $0.put(bytes("25"), forKey: bytes("v"), in: "k") }
     #expect(second.latestVersion == 25)
-    #expect(try CommitChain.anchors(in: file).first?.version == 24)
+    #expect(try CommitChain.anchors(in: file, seal: nil).first?.version == 24)
     for round in 26..<60 { try second.write { try $0.put(bytes("\(round)"), forKey: bytes("v"), in: "k") } }
     first.close()
     second.close()
@@ -274,7 +274,7 @@ import Testing
     let slot = store.latestMeta.anchorSlot
     try store.write { try $0.put(bytes("x"), forKey: bytes("key000001"), in: "k") }
     #expect(store.latestMeta.anchorSlot == 1 - slot && store.latestMeta.next != 0)
-    #expect(try CommitChain.anchors(in: file).first == store.latestMeta)
+    #expect(try CommitChain.anchors(in: file, seal: nil).first == store.latestMeta)
     let reopened = try Store(file: MemoryFile(contents: file.contents))
     #expect(reopened.latestVersion == store.latestVersion)
     #expect(reopened.verify().isOK)

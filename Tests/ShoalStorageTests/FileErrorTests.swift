@@ -15,14 +15,15 @@ import Testing
     let dir = TemporaryDirectory()
     _ = try Store.open(path: dir.file())
     var image = try Array(Data(contentsOf: URL(fileURLWithPath: dir.file())))
-    // The next format version, with a valid header checksum: a file from a future Shoal.
-    image[8] = UInt8(FileLayout.formatVersion + 1)
+    // The next format version (after 4, encrypted files), with a valid header checksum: a file
+    // from a future Shoal.
+    image[8] = UInt8(FileLayout.encryptedFormatVersion + 1)
     let sum = Checksum.xxh64(Array(image[0..<32]))
     withUnsafeBytes(of: sum.littleEndian) { for (i, b) in $0.enumerated() { image[32 + i] = b } }
     try Data(image).write(to: URL(fileURLWithPath: dir.file()))
     #expect(
       throws: StorageError.unsupportedFormatVersion(
-        path: dir.file(), found: FileLayout.formatVersion + 1, supported: FileLayout.formatVersion)
+        path: dir.file(), found: FileLayout.encryptedFormatVersion + 1, supported: FileLayout.formatVersion)
     ) {
       try Store.open(path: dir.file())
     }

@@ -1,12 +1,22 @@
 import ShoalStorage
 import ShoalTrials
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The fuzz body: open a file and walk all of it (verify, every keyspace, the change records).
 /// An input that starts with Shoal's magic is a whole file; any other input is a list of
 /// 5-byte patches (little-endian u32 offset, byte to XOR) applied to a valid reference file,
 /// so that mutations reach past the header and checksums into the trees.
+///
+/// With `SHOAL_FUZZ_ENCRYPTED` set in the environment, the reference file is encrypted and every
+/// input is opened with its key (`PowerLossTrial.trialKey(seed: 1)`): the mutations then hit
+/// sealed blocks and authenticated records.
 enum FuzzOpen {
-  static let reference: [UInt8] = (try? CorruptionTrials(seed: 1).image) ?? []
+  static let encrypted = getenv("SHOAL_FUZZ_ENCRYPTED") != nil
+  static let reference: [UInt8] = (try? CorruptionTrials(seed: 1, encrypted: encrypted).image) ?? []
+  static let key = encrypted ? PowerLossTrial.trialKey(seed: 1) : nil
   static let magic = Array("SHOAL\u{0}DB".utf8)
 
   static func run(_ input: [UInt8]) {
@@ -24,7 +34,8 @@ enum FuzzOpen {
     }
     guard
       let store = try? Store(
-        file: MemoryFile(contents: image), options: StoreOptions(readOnly: true, cacheSize: 1 << 20))
+        file: MemoryFile(contents: image), options: StoreOptions(readOnly: true, cacheSize: 1 << 20, encryptionKey: key)
+      )
     else { return }
     _ = store.verify()
     try? store.read { txn in

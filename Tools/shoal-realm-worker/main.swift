@@ -3,7 +3,8 @@ import Shoal
 import ShoalSharedModels
 
 // A process that opens a Realm and obeys commands read line by line from stdin, answering on
-// stdout: the other side of the object layer's multi-process tests.
+// stdout: the other side of the object layer's multi-process tests. With `--key HEX`, the file
+// is opened with that 64-byte encryption key (128 hex characters).
 //
 //   add N PREFIX     adds N notes with ids PREFIX-0 … PREFIX-(N-1), by author PREFIX
 //   addloop N PREFIX the same, one commit per note, printing "committed I" after each
@@ -15,11 +16,25 @@ import ShoalSharedModels
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, arguments[1] == "--file" else {
-  FileHandle.standardError.write(Data("usage: shoal-realm-worker --file PATH\n".utf8))
+/// The 64-byte key given as 128 hex characters after `--key`, for an encrypted file.
+func key(hex: String) -> Data? {
+  let digits = Array(hex.utf8)
+  guard digits.count == 128 else { return nil }
+  var key = Data()
+  for i in stride(from: 0, to: 128, by: 2) {
+    guard let byte = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+    key.append(byte)
+  }
+  return key
+}
+guard arguments.count == 3 || arguments.count == 5, arguments[1] == "--file",
+  arguments.count == 3 || (arguments[3] == "--key" && key(hex: arguments[4]) != nil)
+else {
+  FileHandle.standardError.write(Data("usage: shoal-realm-worker --file PATH [--key HEX128]\n".utf8))
   exit(2)
 }
 var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: arguments[2]))
+if arguments.count == 5 { configuration.encryptionKey = key(hex: arguments[4]) }
 configuration.objectTypes = [Note.self]
 do {
   let realm = try Realm(configuration: configuration)

@@ -26,6 +26,7 @@ struct PowerLoss: ParsableCommand {
   @Option(help: "Number of trials.") var trials = 1000
   @Option(help: "Seed of the first trial; trial i uses seed + i.") var seed: UInt64 = 1
   @Option(help: "Commits attempted per trial.") var commits = 12
+  @Flag(help: "Encrypt every trial's file (a key derived from its seed).") var encrypted = false
 
   func run() throws {
     var failures: [String] = []
@@ -37,7 +38,7 @@ struct PowerLoss: ParsableCommand {
     var concurrent = 0
     var batchesCut = 0
     for i in 0..<trials {
-      let outcome = PowerLossTrial.run(seed: seed &+ UInt64(i), commits: commits)
+      let outcome = PowerLossTrial.run(seed: seed &+ UInt64(i), commits: commits, encrypted: encrypted)
       if let failure = outcome.failure { failures.append(failure) }
       crashed += outcome.crashed ? 1 : 0
       inCommit += outcome.cutInCommit ? 1 : 0
@@ -61,9 +62,10 @@ struct Corrupt: ParsableCommand {
 
   @Option(help: "Number of trials.") var trials = 1000
   @Option(help: "Seed of the reference file and of the first trial.") var seed: UInt64 = 1
+  @Flag(help: "Encrypt the reference file (a key derived from the seed).") var encrypted = false
 
   func run() throws {
-    let base = try CorruptionTrials(seed: seed)
+    let base = try CorruptionTrials(seed: seed, encrypted: encrypted)
     var failures: [String] = []
     for i in 0..<trials {
       if let failure = base.run(seed: seed &+ UInt64(i)) { failures.append(failure) }

@@ -8,12 +8,13 @@ struct EventsCommand: ParsableCommand {
     abstract: "Print the events recorded in an event file (a Shoal file of the default sink, or JSON Lines).")
   @Argument(help: "The event file: `<database>.events.shoal`, or a JSON Lines file.") var file: String
   @Option(help: "Print only the last N events.") var last: Int?
+  @OptionGroup var key: KeyOption
   @OptionGroup var output: Output
 
   func run() throws {
     var events: [RecordedEvent]
     do {
-      events = try EventsCommand.read(file)
+      events = try EventsCommand.read(file, key: key.key())
     } catch {
       try fail(error, json: output.json)
     }
@@ -36,7 +37,7 @@ struct EventsCommand: ParsableCommand {
   }
 
   /// The events of a Shoal event file, or of a JSON Lines file.
-  static func read(_ path: String) throws -> [RecordedEvent] {
+  static func read(_ path: String, key: [UInt8]? = nil) throws -> [RecordedEvent] {
     guard FileManager.default.fileExists(atPath: path) else {
       throw ValidationError("No event file at '\(path)'.")
     }
@@ -62,6 +63,7 @@ struct EventsCommand: ParsableCommand {
           event: object["event"] as? String, data: object["data"] as? String, metadata: metadata)
       }
     }
-    return try ShoalEventSink.events(in: URL(fileURLWithPath: path))
+    return try ShoalEventSink.events(
+      in: Realm.Configuration(fileURL: URL(fileURLWithPath: path), encryptionKey: key.map { Data($0) }, readOnly: true))
   }
 }

@@ -20,9 +20,45 @@ func printJSON<T: Encodable>(_ value: T) throws {
   print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
-/// Opens a file for inspection: read-only, never creating it.
-func openForReading(_ path: String) throws -> Store {
-  try Store.open(path: path, options: StoreOptions(readOnly: true, create: false))
+/// The key of an encrypted file, read from a file.
+struct KeyOption: ParsableArguments {
+  @Option(
+    name: .customLong("key-file"),
+    help: "The encryption key of an encrypted file: a file of 64 raw bytes or 128 hex characters.")
+  var keyFile: String?
+
+  /// The key, nil without `--key-file`; throws for a file that holds no key of either form.
+  func key() throws -> [UInt8]? {
+    guard let keyFile else { return nil }
+    return try readKey(keyFile)
+  }
+}
+
+/// A key from `path`: exactly 64 bytes, or 128 hex digits (surrounding white space ignored).
+func readKey(_ path: String) throws -> [UInt8] {
+  guard let data = FileManager.default.contents(atPath: path) else {
+    throw ValidationError("Cannot read the key file '\(path)'.")
+  }
+  if data.count == 64 { return [UInt8](data) }
+  let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  let digits = Array(text.utf8)
+  var key: [UInt8] = []
+  if digits.count == 128 {
+    for i in stride(from: 0, to: 128, by: 2) {
+      guard let byte = UInt8(String(decoding: digits[i..<(i + 2)], as: UTF8.self), radix: 16) else { break }
+      key.append(byte)
+    }
+  }
+  guard key.count == 64 else {
+    throw ValidationError(
+      "The key file '\(path)' holds \(data.count) bytes: give 64 raw bytes or 128 hex characters.")
+  }
+  return key
+}
+
+/// Opens a file for inspection: read-only, never creating it, with its key when it is encrypted.
+func openForReading(_ path: String, key: [UInt8]? = nil) throws -> Store {
+  try Store.open(path: path, options: StoreOptions(readOnly: true, create: false, encryptionKey: key))
 }
 
 /// Prints an error the way every command does and exits with status 1.
@@ -40,15 +76,29 @@ struct Info: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Format, versions, sizes, compression and keyspaces of a file.")
   @Argument(help: "The Shoal file.") var file: String
+  @OptionGroup var key: KeyOption
   @OptionGroup var output: Output
 
   func run() throws {
     let info: FileInfo
-    do { info = try openForReading(file).info() } catch { try fail(error, json: output.json) }
-    if output.json { return try printJSON(info) }
     func mib(_ n: UInt64) -> String { String(format: "%.2f MiB", Double(n) / 1_048_576) }
+    do {
+      info = try openForReading(file, key: key.key()).info()
+    } catch StorageError.encryptionKeyRequired {
+      // Without the key, only what the header says is known.
+      let header: PublicHeader
+      do { header = try Store.publicHeader(path: file) } catch { try fail(error, json: output.json) }
+      if output.json { return try printJSON(header) }
+      print("file:              \(file)")
+      print("format version:    \(header.formatVersion)")
+      print("encrypted:         yes (AES-256-GCM); give --key-file to see the rest")
+      print("file size:         \(header.fileSize) bytes (\(mib(header.fileSize)))")
+      return
+    } catch { try fail(error, json: output.json) }
+    if output.json { return try printJSON(info) }
     print("file:              \(info.path)")
     print("format version:    \(info.formatVersion)")
+    print("encrypted:         \(info.encrypted ? "yes (AES-256-GCM)" : "no")")
     print("latest version:    \(info.version)")
     print("file size:         \(info.fileSize) bytes (\(mib(info.fileSize)))")
     print("live bytes:        \(info.liveBytes)")
@@ -85,13 +135,14 @@ struct Verify: ParsableCommand {
       "Check every reachable block and the free space; prints ok, or each problem and exits 1 (also when the newest commit was lost and the previous version opened)."
   )
   @Argument(help: "The Shoal file.") var file: String
+  @OptionGroup var key: KeyOption
   @OptionGroup var output: Output
 
   func run() throws {
     let report: VerifyReport
     let store: Store
     do {
-      store = try openForReading(file)
+      store = try openForReading(file, key: key.key())
       report = store.verify()
     } catch { try fail(error, json: output.json) }
     var problems = report.problems
@@ -134,6 +185,7 @@ struct Dump: ParsableCommand {
   static let configuration = CommandConfiguration(abstract: "Print the entries of every keyspace, or of one.")
   @Argument(help: "The Shoal file.") var file: String
   @Option(help: "Only this keyspace.") var keyspace: String?
+  @OptionGroup var key: KeyOption
   @OptionGroup var output: Output
 
   struct Entry: Encodable {
@@ -144,7 +196,7 @@ struct Dump: ParsableCommand {
 
   func run() throws {
     do {
-      let store = try openForReading(file)
+      let store = try openForReading(file, key: key.key())
       try store.read { txn in
         let names = try keyspace.map { [$0] } ?? txn.keyspaceNames()
         for name in names {
@@ -169,17 +221,28 @@ struct Dump: ParsableCommand {
 
 struct Compact: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Write a compacted copy of FILE to OUT (which must not exist).")
+    abstract:
+      "Write a compacted copy of FILE to OUT (which must not exist), encrypted with the same key, another (--out-key-file) or none (--decrypt)."
+  )
   @Argument(help: "The Shoal file.") var file: String
   @Argument(help: "The new file.") var out: String
+  @OptionGroup var key: KeyOption
+  @Option(
+    name: .customLong("out-key-file"),
+    help: "Encrypt the copy with this key (64 raw bytes or 128 hex characters) instead of FILE's.")
+  var outKeyFile: String?
+  @Flag(help: "Write the copy unencrypted.") var decrypt = false
   @OptionGroup var output: Output
 
   func run() throws {
     do {
-      let store = try openForReading(file)
+      if decrypt, outKeyFile != nil { throw ValidationError("Give --out-key-file or --decrypt, not both.") }
+      let sourceKey = try key.key()
+      let store = try openForReading(file, key: sourceKey)
+      let outKey = decrypt ? nil : try outKeyFile.map(readKey) ?? sourceKey
       let before = try FileManager.default.attributesOfItem(atPath: file)[.size] as? UInt64 ?? 0
       do {
-        try store.writeCopy(toPath: out)
+        try store.writeCopy(toPath: out, encryptionKey: outKey)
       } catch {
         // No partial copy is left behind (writeCopy created `out`: it refuses an existing file).
         if (error as? StorageError) != .fileExists(path: out) { _ = unlink(out) }

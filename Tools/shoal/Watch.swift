@@ -9,6 +9,7 @@ struct Watch: ParsableCommand {
   @Argument(help: "The Shoal file.") var file: String
   @Option(help: "Exit after this many commits (default: run until interrupted).") var count: Int?
   @Option(help: "Exit after this many seconds without a commit.") var timeout: Double?
+  @OptionGroup var key: KeyOption
   @OptionGroup var output: Output
 
   /// One commit, as printed.
@@ -27,7 +28,7 @@ struct Watch: ParsableCommand {
   func run() throws {
     let store: Store
     do {
-      store = try Store.open(path: file, options: StoreOptions(create: false))
+      store = try Store.open(path: file, options: StoreOptions(create: false, encryptionKey: key.key()))
     } catch {
       try fail(error, json: output.json)
     }

@@ -165,12 +165,15 @@ final class EventRecorder: Sendable {
     return registry.withLock { recorders in
       if let existing = recorders[key] { return existing }
       let sink: ShoalEventSink
+      // The events of an encrypted Realm are encrypted with its key.
       if let url = realm.fileURL {
-        sink = ShoalEventSink(fileURL: ShoalEventSink.defaultFileURL(for: url))
+        sink = ShoalEventSink(
+          configuration: Realm.Configuration(
+            fileURL: ShoalEventSink.defaultFileURL(for: url), encryptionKey: realm.encryptionKey))
       } else {
         sink = ShoalEventSink(
           configuration: Realm.Configuration(
-            inMemoryIdentifier: (realm.inMemoryIdentifier ?? "") + ".events"))
+            inMemoryIdentifier: (realm.inMemoryIdentifier ?? "") + ".events", encryptionKey: realm.encryptionKey))
       }
       let recorder = EventRecorder(sink: sink, configuration: configuration)
       recorders[key] = recorder

@@ -42,7 +42,19 @@ extension Realm {
       }
     }
 
-    /// Encryption is not supported by Shoal; a non-nil key makes opening fail.
+    /// The 64-byte key the file is encrypted with (nil: not encrypted), as RealmSwift. A new
+    /// file is created encrypted; an existing one opens only with the key it was written with
+    /// (`.invalidDatabase`, "Realm file decryption failed", otherwise). Another length than
+    /// 64 bytes is a programmer error. Every process sharing the file gives the same key;
+    /// `writeCopy(toFile:encryptionKey:)` changes or removes it.
+    ///
+    /// ```swift
+    /// var key = Data(count: 64)
+    /// var generator = SystemRandomNumberGenerator()
+    /// for i in key.indices { key[i] = .random(in: 0 ... 255, using: &generator) }
+    /// let config = Realm.Configuration(encryptionKey: key)
+    /// let realm = try Realm(configuration: config)
+    /// ```
     public var encryptionKey: Data?
     /// Open the file read-only: no writes, no schema changes, the file must exist.
     public var readOnly: Bool

@@ -399,23 +399,27 @@ public struct Realm {
     return core.object(table, objectKey) as? Element
   }
 
-  /// Writes a compacted copy of the Realm (at the version it sees) to `fileURL`.
+  /// Writes a compacted copy of the Realm (at the version it sees) to `fileURL`, encrypted with
+  /// `encryptionKey` (64 bytes) when one is given, unencrypted when it is nil, whatever this
+  /// Realm's own key: pass another key to change it, nil to remove it.
+  ///
+  /// ```swift
+  /// try realm.writeCopy(toFile: backupURL, encryptionKey: newKey)
+  /// ```
   public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
-    if encryptionKey != nil {
-      throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; pass encryptionKey: nil.")
-    }
+    let key = Realm.validatedEncryptionKey(encryptionKey)
     if FileManager.default.fileExists(atPath: fileURL.path) {
       throw Realm.Error(.fileExists, "File at path '\(fileURL.path)' already exists.", fileURL: fileURL)
     }
     do {
-      try core.store.writeCopy(toPath: fileURL.path)
+      try core.store.writeCopy(toPath: fileURL.path, encryptionKey: key)
     } catch {
       throw Realm.Error(storage: error, fileURL: fileURL)
     }
   }
 
   /// Writes a compacted copy of this Realm to `configuration.fileURL` (which must not exist),
-  /// with no free space. `encryptionKey` must be nil.
+  /// with no free space, encrypted with `configuration.encryptionKey` when it has one.
   public func writeCopy(configuration: Realm.Configuration) throws {
     guard configuration.inMemoryIdentifier == nil else {
       throw Realm.Error(.invalidInput, "Cannot write a copy to an in-memory Realm: give the configuration a fileURL.")
@@ -512,6 +516,12 @@ enum RealmCache {
         "Realm at path '\((configuration.fileURL ?? Realm.Configuration.defaultFileURL).path)' already opened with "
           + "different read permissions")
     }
+    if let core = cache.entries[key]?.core, core.configuration.encryptionKey != configuration.encryptionKey {
+      _ = Realm.validatedEncryptionKey(configuration.encryptionKey)
+      fatalError(
+        "Realm at path '\((configuration.fileURL ?? Realm.Configuration.defaultFileURL).path)' already opened with "
+          + "different encryption key")
+    }
     if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion {
       if core.events == nil, let events = configuration.eventConfiguration {
         core.events = EventContext(configuration: events, realm: configuration)
@@ -542,19 +552,19 @@ enum RealmCache {
 public typealias NotificationBlock = Realm.NotificationBlock
 
 /// The schema version of the Realm file at `fileURL`, read without opening it as a Realm (0 for
-/// a file that has no schema yet). `encryptionKey` must be nil. Throws `.invalidDatabase` when
-/// there is no file ("Realm at path … has not been initialized.", as RealmSwift) or it is not a
-/// Realm file, `.fileAccess` for a path that is not a regular file (`/dev/null`).
+/// a file that has no schema yet); an encrypted file needs its `encryptionKey`. Throws
+/// `.invalidDatabase` when there is no file ("Realm at path … has not been initialized.", as
+/// RealmSwift), it is not a Realm file or the key does not fit it, `.fileAccess` for a path
+/// that is not a regular file (`/dev/null`).
 public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throws -> UInt64 {
-  if encryptionKey != nil {
-    throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; pass encryptionKey: nil.")
-  }
+  let key = Realm.validatedEncryptionKey(encryptionKey)
   // RealmSwift's answer for a file that does not exist yet.
   if !FileManager.default.fileExists(atPath: fileURL.path) {
     throw Realm.Error(.invalidDatabase, "Realm at path '\(fileURL.path)' has not been initialized.", fileURL: fileURL)
   }
   do {
-    let store = try Store.open(path: fileURL.path, options: StoreOptions(readOnly: true, create: false))
+    let store = try Store.open(
+      path: fileURL.path, options: StoreOptions(readOnly: true, create: false, encryptionKey: key))
     let snapshot = try store.beginRead()
     defer { snapshot.close() }
     guard try snapshot.hasKeyspace(RealmSchema.metaKeyspace),
@@ -563,5 +573,15 @@ public func schemaVersionAtURL(_ fileURL: URL, encryptionKey: Data? = nil) throw
     return TableInfo.key(from: bytes)
   } catch {
     throw Realm.Error(opening: error, fileURL: fileURL)
+  }
+}
+
+extension Realm {
+  /// The bytes of an encryption key, which must be exactly 64 bytes long: another length is a
+  /// programmer error, RealmSwift's exception ("Encryption key must be exactly 64 bytes long").
+  static func validatedEncryptionKey(_ key: Data?) -> [UInt8]? {
+    guard let key else { return nil }
+    guard key.count == 64 else { fatalError("Encryption key must be exactly 64 bytes long") }
+    return [UInt8](key)
   }
 }

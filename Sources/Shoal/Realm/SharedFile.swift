@@ -34,6 +34,7 @@ final class SharedFile: Sendable {
   static func open(_ configuration: Realm.Configuration) throws(Realm.Error) -> SharedFile {
     let before = registryKeys(configuration)
     if let existing = registry.withLock({ registry in before.compactMap { registry[$0]?.file }.first }) {
+      existing.checkKey(configuration)
       return existing
     }
     let store = try openStore(configuration)
@@ -42,6 +43,7 @@ final class SharedFile: Sendable {
     return registry.withLock { registry in
       if let existing = keys.compactMap({ registry[$0]?.file }).first {
         store.close()
+        existing.checkKey(configuration)
         return existing
       }
       let file = SharedFile(store: store, key: configuration.fileKey)
@@ -66,13 +68,19 @@ final class SharedFile: Sendable {
     return ["inode:\(info.st_dev):\(info.st_ino)", configuration.fileKey]
   }
 
+  /// RealmSwift's exception when a Realm of this process has the file open with another key.
+  private func checkKey(_ configuration: Realm.Configuration) {
+    let key = Realm.validatedEncryptionKey(configuration.encryptionKey)
+    guard key != store.options.encryptionKey else { return }
+    let path = configuration.inMemoryIdentifier ?? (configuration.fileURL ?? Realm.Configuration.defaultFileURL).path
+    fatalError("Realm at path '\(path)' already opened with different encryption key")
+  }
+
   private static func openStore(_ configuration: Realm.Configuration) throws(Realm.Error) -> Store {
-    if configuration.encryptionKey != nil {
-      throw Realm.Error(.invalidInput, "Encryption is not supported by Shoal; set encryptionKey to nil.")
-    }
     var options = StoreOptions(
       durability: .full, readOnly: configuration.readOnly, create: !configuration.readOnly,
-      maximumNumberOfActiveVersions: configuration.maximumNumberOfActiveVersions.map { Int($0) })
+      maximumNumberOfActiveVersions: configuration.maximumNumberOfActiveVersions.map { Int($0) },
+      encryptionKey: Realm.validatedEncryptionKey(configuration.encryptionKey))
     if let id = configuration.inMemoryIdentifier {
       options.durability = .memOnly
       options.readOnly = false
@@ -133,6 +141,20 @@ extension Realm.Error {
           .invalidDatabase, prefix + "Invalid mnemonic: it is not a Realm file of this format. Check the path.",
           fileURL: url)
       }
+    case .wrongEncryptionKey(_, let size)?:
+      self.init(
+        .invalidDatabase,
+        prefix + "Realm file decryption failed (Decryption failed: page 0 in file of size \(size)). "
+          + "The encryption key does not match the one the file was written with.", fileURL: url)
+    case .notEncrypted(_, let size)?:
+      self.init(
+        .invalidDatabase,
+        prefix + "Realm file decryption failed (Decryption failed: page 0 in file of size \(size)). "
+          + "The file is not encrypted: open it with encryptionKey nil.", fileURL: url)
+    case .encryptionKeyRequired?:
+      self.init(
+        .invalidDatabase,
+        prefix + "header has invalid mnemonic. The file is encrypted: open it with its encryptionKey.", fileURL: url)
     case .io(_, _, ENOTDIR, _)?:
       // Realm Core opens the lock file first, so it is the lock file's path RealmSwift names.
       let lock = url.appendingPathExtension("lock")

@@ -8,17 +8,25 @@ extension Store {
   /// starts its own version history at 1. Nodes are built bottom-up and written as they
   /// fill, so memory stays bounded whatever the size of the store.
   ///
+  /// The copy is encrypted with `encryptionKey` (64 bytes) when one is given, whether or not
+  /// this file is: pass this store's own key (`options.encryptionKey`) to keep it, another to
+  /// change it, nil to write the copy unencrypted.
+  ///
   /// Throws `StorageError.fileExists` if `path` exists.
-  public func writeCopy(toPath path: String, durability: Durability = .full) throws {
+  public func writeCopy(toPath path: String, durability: Durability = .full, encryptionKey: [UInt8]? = nil) throws {
+    _ = try FileSeal.validated(encryptionKey)
     let target = try PosixFile(path: path, create: true, readOnly: false, exclusive: true)
-    try writeCopy(to: target, durability: durability)
+    try writeCopy(to: target, durability: durability, encryptionKey: encryptionKey)
   }
 
-  /// Writes a compacted copy into `file`, which must be empty.
-  public func writeCopy(to file: StorageFile, durability: Durability = .full) throws {
+  /// Writes a compacted copy into `file`, which must be empty, encrypted with `encryptionKey`
+  /// when one is given.
+  public func writeCopy(to file: StorageFile, durability: Durability = .full, encryptionKey: [UInt8]? = nil) throws {
     guard try file.size() == 0 else { throw StorageError.fileExists(path: file.path) }
     let copy = try Store(
-      file: file, options: StoreOptions(durability: durability == .memOnly ? .unsafe : durability, cacheSize: 1 << 20))
+      file: file,
+      options: StoreOptions(
+        durability: durability == .memOnly ? .unsafe : durability, cacheSize: 1 << 20, encryptionKey: encryptionKey))
     try read { source in
       let txn = try copy.beginWrite()
       txn.recordsHistory = false

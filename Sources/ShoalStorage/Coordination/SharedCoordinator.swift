@@ -109,6 +109,13 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   private let lockFD: Int32
   private let dataFD: Int32
   private let dataFile: PosixFile
+  /// The keys of an encrypted data file (its records, and their copies here, end in an HMAC);
+  /// set by `Store` once it has read the header, before the session's meta is read.
+  private let sealCell = Mutex<FileSeal?>(nil)
+  var seal: FileSeal? {
+    get { sealCell.withLock { $0 } }
+    set { sealCell.withLock { $0 = newValue } }
+  }
   private let base: UnsafeMutableRawPointer
   private let sequence: FutexWord
   private let writerWake: FutexWord
@@ -503,7 +510,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     let odd = start | 1
     seq.store(odd, ordering: .relaxed)
     Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.releasing)
-    var bytes = meta.encode()
+    var bytes = meta.encode(seal: seal)
     bytes += [UInt8](repeating: 0, count: SharedCoordinator.metaWords * 8 - bytes.count)
     bytes.withUnsafeBytes { p in
       for i in 0..<SharedCoordinator.metaWords {
@@ -529,7 +536,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       }
     }
     Atomics.atomicMemoryFence(ordering: AtomicUpdateOrdering.acquiring)
-    guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes) else { return nil }
+    guard seq.load(ordering: .relaxed) == s1, let meta = Meta.decode(bytes, seal: seal) else { return nil }
     return (meta, now, s1)
   }
 
@@ -715,7 +722,9 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// the death, its `beginWrite` repairs.
   private func recoverFromUnfinishedPublish() -> Meta? {
     // A data file replaced by a compaction (this store is closed): its last version stands.
-    guard dataFile.isStillAtPath else { return decoded.withLock { $0?.meta } ?? CommitChain.newestCommit(in: dataFile) }
+    guard dataFile.isStillAtPath else {
+      return decoded.withLock { $0?.meta } ?? CommitChain.newestCommit(in: dataFile, seal: seal)
+    }
     // This process holds the lock (on another thread: `writer` keeps it from being released
     // or used to publish meanwhile).
     let here = writer.withLock { held -> (held: Bool, meta: Meta?) in
@@ -745,7 +754,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// The newest commit record of the file, unverified and unpublished, or else the last
   /// version this process saw: a reader never waits for ever.
   private func lastResort() -> Meta? {
-    CommitChain.newestCommit(in: dataFile) ?? decoded.withLock { $0?.meta }
+    CommitChain.newestCommit(in: dataFile, seal: seal) ?? decoded.withLock { $0?.meta }
   }
 
   /// The published meta when it reads whole, else publishes the newest whole commit of the
@@ -755,7 +764,7 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if let decoded = readPublished() { return decoded.meta }
     let newest: Meta?
     do {
-      newest = try CommitChain.adoptNewestCommit(in: dataFile)
+      newest = try CommitChain.adoptNewestCommit(in: dataFile, seal: seal)
     } catch let error as StorageError {
       throw error
     } catch {

@@ -7,15 +7,19 @@
 final class BlockReader: Sendable {
   let file: StorageFile
   let cache: NodeCache
+  /// The keys of an encrypted file (nil: a plain one, whose blocks carry XXH64 checksums).
+  let seal: FileSeal?
   /// For a snapshot of a reader outside the file's session (see `Store.isDetached`): its
   /// version, and how to find the file's newest commit.
   let detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)?
 
   init(
-    file: StorageFile, cache: NodeCache, detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)? = nil
+    file: StorageFile, cache: NodeCache, seal: FileSeal?,
+    detachedSnapshot: (version: UInt64, newest: @Sendable () -> UInt64)? = nil
   ) {
     self.file = file
     self.cache = cache
+    self.seal = seal
     self.detachedSnapshot = detachedSnapshot
   }
 
@@ -23,9 +27,10 @@ final class BlockReader: Sendable {
   /// its check while the file has newer commits was reused by them, which is reported as
   /// `snapshotUnavailable`, not as corruption.
   func following(snapshot meta: Meta, in file: StorageFile) -> BlockReader {
-    BlockReader(
-      file: self.file, cache: cache,
-      detachedSnapshot: (meta.version, { CommitChain.newestCommit(after: meta, in: file).version }))
+    let seal = self.seal
+    return BlockReader(
+      file: self.file, cache: cache, seal: seal,
+      detachedSnapshot: (meta.version, { CommitChain.newestCommit(after: meta, in: file, seal: seal).version }))
   }
 
   /// The error for a block that fails its check: `corrupt`, unless a detached snapshot's
@@ -74,17 +79,28 @@ final class BlockReader: Sendable {
     guard Int(pointer.rawLength) <= StorageLimits.maximumValueSize + 65536 else {
       throw corrupt("a block claims an impossible length of \(pointer.rawLength) bytes")
     }
-    if pointer.codec == .raw, pointer.storedLength != pointer.rawLength {
+    let overhead = seal == nil ? 0 : UInt32(FileSeal.blockOverhead)
+    if pointer.codec == .raw, pointer.storedLength != pointer.rawLength + overhead {
       throw corrupt("a raw block's stored and raw lengths differ")
     }
-    let bytes = try file.read(count: Int(stored), at: offset)
-    guard bytes.count == Int(stored) else {
-      throw corrupt("the file ends inside a block (needs \(stored) bytes, has \(bytes.count))")
+    let read = try file.read(count: Int(stored), at: offset)
+    guard read.count == Int(stored) else {
+      throw corrupt("the file ends inside a block (needs \(stored) bytes, has \(read.count))")
     }
-    let sum = bytes.withUnsafeBytes {
-      Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: pointer.birth))
+    let bytes: [UInt8]
+    if let seal {
+      // The tag checks the block, its place and its version: it replaces the checksum.
+      guard let opened = seal.open(read, offset: offset, birth: pointer.birth, checksum: pointer.checksum) else {
+        throw corrupt("the block does not decrypt: its authentication tag does not match")
+      }
+      bytes = opened
+    } else {
+      let sum = read.withUnsafeBytes {
+        Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: pointer.birth))
+      }
+      guard sum == pointer.checksum else { throw corrupt("checksum mismatch") }
+      bytes = read
     }
-    guard sum == pointer.checksum else { throw corrupt("checksum mismatch") }
     if pointer.codec == .raw { return bytes }
     guard
       let raw = bytes.withUnsafeBytes({ BlockCodec.decode($0, codec: pointer.codec, rawLength: Int(pointer.rawLength)) }

@@ -19,34 +19,46 @@ enum CommitChain {
   /// fails is the newest whole commit; when the first fails, the durable commit before it.
   /// Nothing older is considered: if that fails too, the file is damaged, not torn. Unless the open is read-only, the commit found is synced and the
   /// anchors it needs are written (see `secure`) before anything is built on it.
-  static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
-    Meta, UInt64?
-  ) {
+  /// Checks the header of `file` and returns the seal its blocks and records need with the
+  /// key in `options` (nil for a plain file); a new file (or one whose creation was cut short
+  /// before its header landed) is initialised first when `mayCreate`, encrypted when `options`
+  /// has a key. Throws when the key does not fit the file (`FileLayout.seal`).
+  static func openHeader(_ file: StorageFile, options: StoreOptions, mayCreate: Bool) throws -> FileSeal? {
     var size = try file.size()
     // A new file, or one whose creation was interrupted before its header (written last, see
     // `initialize`) landed: it holds nothing yet. Any other file is never made empty again: a
     // file cut short is an error, not a new database.
-    if try size == 0 || (size <= FileLayout.dataStart && CommitChain.headerNeverWritten(file, size: size)) {
+    if mayCreate, try size == 0 || (size <= FileLayout.dataStart && CommitChain.headerNeverWritten(file, size: size)) {
       guard !options.readOnly else { throw StorageError.notAShoalFile(path: file.path) }
-      try CommitChain.initialize(file)
+      let seal = try FileSeal.validated(options.encryptionKey).map { FileSeal(newFileKey: $0) }
+      try CommitChain.initialize(file, seal: seal)
       size = try file.size()
     }
     let header = try file.read(count: Int(min(size, FileLayout.headerSize)), at: 0)
-    try FileLayout.checkHeader(header, path: file.path, fileSize: size)
+    return try FileLayout.seal(header: header, key: options.encryptionKey, path: file.path, fileSize: size)
+  }
+
+  static func recover(_ file: StorageFile, blocks: BlockReader, options: StoreOptions) throws -> (
+    Meta, UInt64?
+  ) {
+    let size = try file.size()
+    let seal = blocks.seal
     guard size >= FileLayout.dataStart else {
       throw StorageError.truncated(path: file.path, size: size, expected: FileLayout.dataStart)
     }
-    let anchors = try CommitChain.anchors(in: file)
+    let anchors = try CommitChain.anchors(in: file, seal: seal)
     var found: [Meta] = []
     var damage: [(tail: UInt64, error: StorageError)] = []
     for anchor in anchors {
       var current = anchor
       found.append(current)
-      while let successor = CommitChain.successor(of: current, in: file) {
+      while let successor = CommitChain.successor(of: current, in: file, seal: seal) {
         found.append(successor)
         current = successor
       }
-      if let error = CommitChain.damagedSuccessor(of: current, in: file) { damage.append((current.version, error)) }
+      if let error = CommitChain.damagedSuccessor(of: current, in: file, seal: seal) {
+        damage.append((current.version, error))
+      }
     }
     var failure: Error = StorageError.corrupt(
       path: file.path, offset: FileLayout.headerSize, reason: "neither meta record is valid")
@@ -82,7 +94,7 @@ enum CommitChain {
         failure = error
         continue
       }
-      if !options.readOnly { try secure(meta, chain: found, in: file) }
+      if !options.readOnly { try secure(meta, chain: found, in: file, seal: seal) }
       return (meta, meta.version != newestVersion ? newestVersion : nil)
     }
     throw failure
@@ -92,7 +104,7 @@ enum CommitChain {
   /// into its meta slot every anchor among `chain` (records leading to `meta`) that the slot
   /// does not hold yet (a writer killed between its record and its slot, or a damaged slot),
   /// then syncs (a writer killed before its sync left its commit in the page cache only).
-  static func secure(_ meta: Meta, chain: [Meta], in file: StorageFile) throws {
+  static func secure(_ meta: Meta, chain: [Meta], in file: StorageFile, seal: FileSeal?) throws {
     var byVersion: [UInt64: Meta] = [:]
     for record in chain { byVersion[record.version] = record }
     byVersion[meta.version] = meta
@@ -100,15 +112,16 @@ enum CommitChain {
     var current = meta
     for _ in 0..<2 {
       var anchor = current
-      while anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor),
+      while anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor, seal: seal),
         before.anchorSlot == anchor.anchorSlot
       {
         anchor = before
       }
       // Only an anchor whose predecessor is known is certainly one (the chain switched there).
-      guard anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor) else { break }
+      guard anchor.version > 0, let before = byVersion[anchor.version - 1], before.isFollowed(by: anchor, seal: seal)
+      else { break }
       let slot = FileLayout.metaOffset(slot: Int(anchor.anchorSlot))
-      let there = Meta.decode(try file.read(count: Meta.encodedSize, at: slot))
+      let there = Meta.decode(try file.read(count: Meta.encodedSize, at: slot), seal: seal)
       // Missing (older), damaged, or newer than the version recovery chose: a commit of a
       // batch the power cut short, whose anchor landed. Left there, it could be taken after
       // the next crash for a commit of this history.
@@ -116,7 +129,7 @@ enum CommitChain {
         Log.write(
           .warn, .storage,
           "\(file.path): meta slot \(anchor.anchorSlot) lacked anchor \(anchor.version); wrote it")
-        try file.write(anchor.encode(), at: slot)
+        try file.write(anchor.encode(seal: seal), at: slot)
       }
       current = before
     }
@@ -124,33 +137,36 @@ enum CommitChain {
     // chain ends before any switch of slots is known): `meta` itself goes there.
     for slot in 0..<2 {
       let offset = FileLayout.metaOffset(slot: slot)
-      if let there = Meta.decode(try file.read(count: Meta.encodedSize, at: offset)), there.version > meta.version {
+      if let there = Meta.decode(try file.read(count: Meta.encodedSize, at: offset), seal: seal),
+        there.version > meta.version
+      {
         Log.write(
           .warn, .storage,
           "\(file.path): meta slot \(slot) held version \(there.version), newer than the \(meta.version) recovered; "
             + "replaced it")
-        try file.write(meta.encode(), at: offset)
+        try file.write(meta.encode(seal: seal), at: offset)
       }
     }
     try file.sync()
   }
 
   /// The decodable meta slots (anchors) of `file`, newest first.
-  static func anchors(in file: StorageFile) throws -> [Meta] {
+  static func anchors(in file: StorageFile, seal: FileSeal?) throws -> [Meta] {
     var found: [Meta] = []
     for slot in 0..<2 {
       let bytes = try file.read(count: Meta.encodedSize, at: FileLayout.metaOffset(slot: slot))
-      if let meta = Meta.decode(bytes) { found.append(meta) }
+      if let meta = Meta.decode(bytes, seal: seal) { found.append(meta) }
     }
     return found.sorted { $0.version > $1.version }
   }
 
   /// The record of the commit made on top of `meta`, if one was written: at the place `meta`
   /// reserved for it, or in a meta slot when it reserved none.
-  static func successor(of meta: Meta, in file: StorageFile) -> Meta? {
-    if meta.next == 0 { return (try? anchors(in: file))?.first { meta.isFollowed(by: $0) } }
-    guard let bytes = try? file.read(count: Meta.encodedSize, at: meta.next), let record = Meta.decode(bytes),
-      meta.isFollowed(by: record)
+  static func successor(of meta: Meta, in file: StorageFile, seal: FileSeal?) -> Meta? {
+    if meta.next == 0 { return (try? anchors(in: file, seal: seal))?.first { meta.isFollowed(by: $0, seal: seal) } }
+    guard let bytes = try? file.read(count: Meta.encodedSize, at: meta.next),
+      let record = Meta.decode(bytes, seal: seal),
+      meta.isFollowed(by: record, seal: seal)
     else { return nil }
     return record
   }
@@ -160,11 +176,11 @@ enum CommitChain {
   /// A power loss cannot do that (a record never straddles a sector, and sectors are written
   /// whole), so bytes changed after the record was written, and the commits after it would be
   /// lost silently. Nil otherwise.
-  static func damagedSuccessor(of meta: Meta, in file: StorageFile) -> StorageError? {
+  static func damagedSuccessor(of meta: Meta, in file: StorageFile, seal: FileSeal?) -> StorageError? {
     // A whole record there that does not follow `meta` belongs to another history (one a
     // recovery rolled back): not damage.
     guard meta.next != 0, let bytes = try? file.read(count: Meta.encodedSize, at: meta.next),
-      bytes.count == Meta.encodedSize, Meta.decode(bytes) == nil
+      bytes.count == Meta.encodedSize, Meta.decode(bytes, seal: seal) == nil
     else { return nil }
     let expected = meta.version + 1
     func word(at offset: Int) -> UInt64 {
@@ -173,7 +189,7 @@ enum CommitChain {
     let magic = Array(bytes[0..<8])
     let headed =
       (magic == FileLayout.metaMagic || magic == FileLayout.metaMagicDurable) && word(at: 8) == expected
-    let linked = word(at: Meta.previousOffset) == meta.checksum
+    let linked = word(at: Meta.previousOffset) == meta.checksum(seal: seal)
     guard headed || linked else { return nil }
     return StorageError.corrupt(
       path: file.path, offset: meta.next, reason: "the commit record of version \(expected) is damaged")
@@ -188,7 +204,7 @@ enum CommitChain {
   /// predecessor, which was whole when the last began (the blocks of older commits may have
   /// been reused since, so they are not checked). Throws when both fail: the file is damaged.
   static func commits(after meta: Meta, in file: StorageFile, blocks: BlockReader) throws -> [Meta] {
-    var chain = chain(after: meta, in: file)
+    var chain = chain(after: meta, in: file, seal: blocks.seal)
     guard let newest = chain.last else { return [] }
     if (try? Recovery.verifyNewestCommit(newest, blocks: blocks)) != nil { return chain }
     chain.removeLast()
@@ -199,14 +215,14 @@ enum CommitChain {
 
   /// The records after `meta` (from a newer anchor when there is one), unverified; at most
   /// `limit` of them.
-  private static func chain(after meta: Meta, in file: StorageFile, limit: Int = .max) -> [Meta] {
+  private static func chain(after meta: Meta, in file: StorageFile, seal: FileSeal?, limit: Int = .max) -> [Meta] {
     var chain: [Meta] = []
     var current = meta
-    if let anchor = (try? anchors(in: file))?.first, anchor.version > current.version {
+    if let anchor = (try? anchors(in: file, seal: seal))?.first, anchor.version > current.version {
       current = anchor
       chain.append(anchor)
     }
-    while chain.count < limit, let successor = successor(of: current, in: file) {
+    while chain.count < limit, let successor = successor(of: current, in: file, seal: seal) {
       chain.append(successor)
       current = successor
     }
@@ -219,30 +235,30 @@ enum CommitChain {
   static func adoptCommits(after published: Meta, in file: StorageFile, blocks: BlockReader) throws -> Meta? {
     let taken = try commits(after: published, in: file, blocks: blocks)
     guard let newest = taken.last else { return nil }
-    try secure(newest, chain: [published] + taken, in: file)
+    try secure(newest, chain: [published] + taken, in: file, seal: blocks.seal)
     return newest
   }
 
   /// Takes over the newest whole commit of a file in use, found from its newest anchor (see
   /// `adoptCommits`). Call while holding the writer lock; nil when neither slot is valid.
-  static func adoptNewestCommit(in file: StorageFile) throws -> Meta? {
-    guard let anchor = try anchors(in: file).first else { return nil }
-    let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20))
+  static func adoptNewestCommit(in file: StorageFile, seal: FileSeal?) throws -> Meta? {
+    guard let anchor = try anchors(in: file, seal: seal).first else { return nil }
+    let blocks = BlockReader(file: file, cache: NodeCache(capacity: 1 << 20), seal: seal)
     return try adoptCommits(after: anchor, in: file, blocks: blocks) ?? anchor
   }
 
   /// The newest commit record of a file in use, found from its newest anchor without the
   /// writer lock (so unverified, and the walk stops after `limit` records: commits may land
   /// meanwhile); nil when neither meta slot is valid.
-  static func newestCommit(in file: StorageFile, limit: Int = 64) -> Meta? {
-    guard let anchor = (try? anchors(in: file))?.first else { return nil }
-    return chain(after: anchor, in: file, limit: limit).last ?? anchor
+  static func newestCommit(in file: StorageFile, seal: FileSeal?, limit: Int = 64) -> Meta? {
+    guard let anchor = (try? anchors(in: file, seal: seal))?.first else { return nil }
+    return chain(after: anchor, in: file, seal: seal, limit: limit).last ?? anchor
   }
 
   /// The newest commit record of a file in use after `known` (a commit of it), unverified;
   /// `known` when there is none. For a reader outside the file's session.
-  static func newestCommit(after known: Meta, in file: StorageFile) -> Meta {
-    chain(after: known, in: file, limit: 1 << 16).last ?? known
+  static func newestCommit(after known: Meta, in file: StorageFile, seal: FileSeal?) -> Meta {
+    chain(after: known, in: file, seal: seal, limit: 1 << 16).last ?? known
   }
 
   static let emptyMeta = Meta(
@@ -251,15 +267,15 @@ enum CommitChain {
   /// Writes an empty store: the meta slots first, then (once they are durable) the header.
   /// A file whose header is all zeros is thus one whose creation never finished, and one with
   /// a header but no meta record was cut short (an error, never re-created).
-  private static func initialize(_ file: StorageFile) throws {
+  private static func initialize(_ file: StorageFile, seal: FileSeal?) throws {
     var meta = emptyMeta
     meta.timestamp = EngineClock.now()
-    let encoded = meta.encode()
+    let encoded = meta.encode(seal: seal)
     var slots = encoded + [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize) - encoded.count)
     slots += [UInt8](repeating: 0, count: Int(FileLayout.metaSlotSize))
     try file.write(slots, at: FileLayout.headerSize)
     try file.sync()
-    var header = FileLayout.encodeHeader()
+    var header = FileLayout.encodeHeader(seal: seal)
     header += [UInt8](repeating: 0, count: Int(FileLayout.headerSize) - header.count)
     try file.write(header, at: 0)
     try file.sync()

@@ -24,8 +24,10 @@ public struct FileInfo: Sendable, Codable, Equatable {
   }
   /// The store's path (or the description of a file without one).
   public var path: String
-  /// The file format version: the one this build writes, and the only one it opens.
+  /// The file format version: 3 for a plain file, 4 for an encrypted one.
   public var formatVersion: UInt32
+  /// Whether the file is encrypted (`StoreOptions.encryptionKey`).
+  public var encrypted: Bool
   /// The newest version, the one walked; 0 when it could not be read.
   public var version: UInt64
   /// The file's length in bytes; 0 when it cannot be read.
@@ -91,7 +93,8 @@ extension Store {
     walker.run(txn.meta)
     let size = (try? file.size()) ?? 0
     let info = FileInfo(
-      path: path, formatVersion: FileLayout.formatVersion, version: txn.version, fileSize: size,
+      path: path, formatVersion: seal == nil ? FileLayout.formatVersion : FileLayout.encryptedFormatVersion,
+      encrypted: seal != nil, version: txn.version, fileSize: size,
       liveBytes: walker.extents.reduce(0) { $0 + $1.length }, freeBytes: walker.freeBytes,
       pendingFreeBytes: walker.pendingFreeBytes, freeExtents: walker.freeExtents,
       freeListBlocks: walker.freeListBlocks, uncompressedBytes: walker.rawBytes,
@@ -109,7 +112,8 @@ extension Store {
 
   private func emptyInfo() -> FileInfo {
     FileInfo(
-      path: path, formatVersion: FileLayout.formatVersion, version: 0, fileSize: 0, liveBytes: 0, freeBytes: 0,
+      path: path, formatVersion: seal == nil ? FileLayout.formatVersion : FileLayout.encryptedFormatVersion,
+      encrypted: seal != nil, version: 0, fileSize: 0, liveBytes: 0, freeBytes: 0,
       pendingFreeBytes: 0, freeExtents: 0, freeListBlocks: 0, uncompressedBytes: 0, storedBytes: 0, compressionRatio: 1,
       leafNodes: 0,
       branchNodes: 0,

@@ -86,35 +86,105 @@ enum FileLayout {
   static func roundUp(_ n: UInt64) -> UInt64 { (n + granule - 1) & ~(granule - 1) }
   static func metaOffset(slot: Int) -> UInt64 { headerSize + UInt64(slot) * metaSlotSize }
 
-  static func encodeHeader() -> [UInt8] {
-    var w = ByteWriter(capacity: 64)
+  /// The format of an encrypted file: format 3 with its blocks sealed (`FileSeal`) and the
+  /// salt and key check in the header. Builds without encryption refuse it by its number.
+  static let encryptedFormatVersion: UInt32 = 4
+  /// The cipher byte of an encrypted header: AES-256-GCM, keys derived with HKDF-SHA256.
+  static let cipherAES256GCM: UInt8 = 1
+
+  /// The header of a file sealed with `seal` (nil: a plain file).
+  static func encodeHeader(seal: FileSeal? = nil) -> [UInt8] {
+    var w = ByteWriter(capacity: 128)
     w.append(magic)
-    w.u32(formatVersion)
+    w.u32(seal == nil ? formatVersion : encryptedFormatVersion)
     w.u32(UInt32(headerSize))
     w.u64(dataStart)
     w.u64(granule)
+    if let seal {
+      w.u8(cipherAES256GCM)
+      w.append(seal.salt)
+      w.append(seal.keyCheck)
+    }
     w.u64(Checksum.xxh64(w.bytes))
     return w.bytes
   }
 
-  /// Checks the header; throws the error that fits what is wrong with it.
-  static func checkHeader(_ bytes: [UInt8], path: String, fileSize: UInt64) throws {
+  /// What an encrypted header holds.
+  struct Encryption {
+    var salt: [UInt8]
+    var keyCheck: [UInt8]
+  }
+
+  /// Checks the header; throws the error that fits what is wrong with it. Returns the salt and
+  /// key check of an encrypted file, nil for a plain one.
+  @discardableResult
+  static func checkHeader(_ bytes: [UInt8], path: String, fileSize: UInt64) throws -> Encryption? {
     guard bytes.count >= 8, Array(bytes[0..<8]) == magic else { throw StorageError.notAShoalFile(path: path) }
     var r = ByteReader(bytes, position: 8)
     guard let version = r.fixed(UInt32.self) else {
       throw StorageError.truncated(path: path, size: fileSize, expected: dataStart)
     }
-    guard version == formatVersion else {
+    guard version == formatVersion || version == encryptedFormatVersion else {
       throw StorageError.unsupportedFormatVersion(path: path, found: version, supported: formatVersion)
     }
-    guard let hs = r.fixed(UInt32.self), let ds = r.fixed(UInt64.self), let g = r.fixed(UInt64.self),
-      let sum = r.fixed(UInt64.self)
-    else { throw StorageError.truncated(path: path, size: fileSize, expected: dataStart) }
+    guard let hs = r.fixed(UInt32.self), let ds = r.fixed(UInt64.self), let g = r.fixed(UInt64.self) else {
+      throw StorageError.truncated(path: path, size: fileSize, expected: dataStart)
+    }
+    var encryption: Encryption?
+    if version == encryptedFormatVersion {
+      guard let cipher = r.fixed(UInt8.self), r.remaining >= FileSeal.saltSize + FileSeal.keyCheckSize else {
+        throw StorageError.truncated(path: path, size: fileSize, expected: dataStart)
+      }
+      let salt = Array(bytes[r.position..<(r.position + FileSeal.saltSize)])
+      r.position += FileSeal.saltSize
+      let check = Array(bytes[r.position..<(r.position + FileSeal.keyCheckSize)])
+      r.position += FileSeal.keyCheckSize
+      guard cipher == cipherAES256GCM else {
+        throw StorageError.corrupt(
+          path: path, offset: 0, reason: "the file header names an unknown cipher (\(cipher))")
+      }
+      encryption = Encryption(salt: salt, keyCheck: check)
+    }
+    guard let sum = r.fixed(UInt64.self) else {
+      throw StorageError.truncated(path: path, size: fileSize, expected: dataStart)
+    }
     guard sum == Checksum.xxh64(Array(bytes[0..<(r.position - 8)])) else {
       throw StorageError.corrupt(path: path, offset: 0, reason: "the file header's checksum does not match")
     }
     guard UInt64(hs) == headerSize, ds == dataStart, g == granule else {
       throw StorageError.corrupt(path: path, offset: 0, reason: "the file header describes an unknown layout")
+    }
+    return encryption
+  }
+
+  /// What the header of the file at `path` says, read without a key and without joining the
+  /// file's session: its format version and whether it is encrypted. Throws as opening would
+  /// for a file that is missing, not a Shoal file or damaged.
+  static func publicHeader(path: String) throws -> PublicHeader {
+    let file = try PosixFile(path: path, create: false, readOnly: true)
+    let size = try file.size()
+    let header = try file.read(count: Int(min(size, headerSize)), at: 0)
+    let encryption = try checkHeader(header, path: path, fileSize: size)
+    return PublicHeader(
+      formatVersion: encryption == nil ? formatVersion : encryptedFormatVersion, encrypted: encryption != nil,
+      fileSize: size)
+  }
+
+  /// The seal for a file whose header is `header`, opened with `key`: nil for a plain file
+  /// opened without a key. Throws `encryptionKeyRequired`, `notEncrypted` or
+  /// `wrongEncryptionKey` when the key does not fit the file.
+  static func seal(header: [UInt8], key: [UInt8]?, path: String, fileSize: UInt64) throws -> FileSeal? {
+    let encryption = try checkHeader(header, path: path, fileSize: fileSize)
+    switch (encryption, try FileSeal.validated(key)) {
+    case (nil, nil): return nil
+    case (nil, _?): throw StorageError.notEncrypted(path: path, fileSize: fileSize)
+    case (_?, nil): throw StorageError.encryptionKeyRequired(path: path)
+    case (let encryption?, let key?):
+      let seal = FileSeal(key: key, salt: encryption.salt)
+      guard seal.keyCheck == encryption.keyCheck else {
+        throw StorageError.wrongEncryptionKey(path: path, fileSize: fileSize)
+      }
+      return seal
     }
   }
 }
@@ -163,7 +233,9 @@ package struct Meta: Sendable, Equatable {
   /// Where `previous` lies in the encoded record.
   static let previousOffset = 8 + 8 * 3 + 3 * BlockPointer.encodedSize + 8 + 4
 
-  func encode() -> [UInt8] {
+  /// The encoded record, ending in its checksum: XXH64, or for an encrypted file (`seal`) a
+  /// truncated HMAC (`FileSeal.recordSum`).
+  func encode(seal: FileSeal?) -> [UInt8] {
     var w = ByteWriter(capacity: Meta.encodedSize)
     w.append(legacy ? FileLayout.metaMagic : FileLayout.metaMagicDurable)
     w.u64(version)
@@ -177,23 +249,26 @@ package struct Meta: Sendable, Equatable {
     w.u64(previous)
     w.u8(anchorSlot)
     if !legacy { w.u64(durable) }
-    w.u64(Checksum.xxh64(w.bytes))
+    w.u64(FileSeal.recordSum(w.bytes, seal: seal))
     return w.bytes
   }
 
   /// The checksum ending the encoded record: what the successor's `previous` holds.
-  var checksum: UInt64 {
-    let bytes = encode()
+  func checksum(seal: FileSeal?) -> UInt64 {
+    let bytes = encode(seal: seal)
     return bytes.withUnsafeBytes {
       UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: bytes.count - 8, as: UInt64.self))
     }
   }
 
   /// Whether `record` is this version's successor: the next version, naming this record.
-  func isFollowed(by record: Meta) -> Bool { record.version == version + 1 && record.previous == checksum }
+  func isFollowed(by record: Meta, seal: FileSeal?) -> Bool {
+    record.version == version + 1 && record.previous == checksum(seal: seal)
+  }
 
-  /// Decodes a meta slot or commit record; nil if it is torn, blank or fails its checksum.
-  static func decode(_ bytes: [UInt8]) -> Meta? {
+  /// Decodes a meta slot or commit record; nil if it is torn, blank or fails its checksum (for
+  /// an encrypted file, `seal`: its HMAC).
+  static func decode(_ bytes: [UInt8], seal: FileSeal?) -> Meta? {
     guard bytes.count >= 8 else { return nil }
     let magic = bytes[0..<8]
     let legacy = magic.elementsEqual(FileLayout.metaMagic)
@@ -208,11 +283,31 @@ package struct Meta: Sendable, Equatable {
       let next = r.fixed(UInt64.self), let nextLength = r.fixed(UInt32.self), let previous = r.fixed(UInt64.self),
       let anchorSlot = r.fixed(UInt8.self), anchorSlot < 2,
       let durable = legacy ? version &- 1 : r.fixed(UInt64.self), legacy || durable < version || version == 0,
-      let sum = r.fixed(UInt64.self), sum == Checksum.xxh64(body)
+      let sum = r.fixed(UInt64.self), sum == FileSeal.recordSum(body, seal: seal)
     else { return nil }
     return Meta(
       version: version, timestamp: timestamp, fileEnd: fileEnd, catalog: catalog, freeList: freeList,
       history: history, next: next, nextLength: nextLength, previous: previous, anchorSlot: anchorSlot,
       durable: version == 0 ? 0 : durable, legacy: legacy)
   }
+}
+
+/// What anyone who can read a file learns from its header, key or not (`Store.publicHeader`).
+public struct PublicHeader: Sendable, Codable, Equatable {
+  /// 3 for a plain file, 4 for an encrypted one.
+  public var formatVersion: UInt32
+  /// Whether the file's blocks are encrypted (AES-256-GCM).
+  public var encrypted: Bool
+  /// The file's length in bytes.
+  public var fileSize: UInt64
+}
+
+extension Store {
+  /// The header of the file at `path`, read without a key and without opening the file as a
+  /// store: for tools that report what they can about an encrypted file they have no key for.
+  ///
+  /// ```swift
+  /// if try Store.publicHeader(path: path).encrypted { print("encrypted: give the key") }
+  /// ```
+  public static func publicHeader(path: String) throws -> PublicHeader { try FileLayout.publicHeader(path: path) }
 }

@@ -24,6 +24,8 @@ public final class Store: Sendable {
   public let options: StoreOptions
   let file: StorageFile
   let blocks: BlockReader
+  /// The keys of an encrypted file; nil for a plain one.
+  let seal: FileSeal?
   /// Whether this process reads the file outside its session: opened read-only by a user who
   /// cannot use its lock file (`lockFilePath` is nil). Its snapshots are not pinned, so
   /// writers may reuse their space: each read starts from the newest commit in the file, and
@@ -104,7 +106,7 @@ public final class Store: Sendable {
       let temporary = path + ".compacting"
       _ = unlink(temporary)
       Log.write(.info, .storage, "Compacting \(path): \(size) bytes, \(size - min(size, free)) in use")
-      try writeCopy(toPath: temporary)
+      try writeCopy(toPath: temporary, encryptionKey: options.encryptionKey)
       // The compacted file replaces this one with its owner, group and mode, or not at all.
       guard Store.copyOwnership(of: path, to: temporary) else {
         _ = unlink(temporary)
@@ -141,13 +143,15 @@ public final class Store: Sendable {
     self.options = options
     self.lockFilePath = shared?.lockPath
     self.isDetached = detached
-    self.blocks = BlockReader(file: file, cache: NodeCache(capacity: options.cacheSize))
+    // A session that runs already has its file initialised: only its first process creates it.
+    let seal = try CommitChain.openHeader(
+      file, options: options, mayCreate: shared.map { $0.initializedSession } ?? true)
+    self.seal = seal
+    shared?.seal = seal
+    self.blocks = BlockReader(file: file, cache: NodeCache(capacity: options.cacheSize), seal: seal)
     if let shared, !shared.initializedSession {
       // The session runs already: its published version is the truth, unless a writer died
       // between writing its commit record and publishing it (the file has a newer one then).
-      let size = try file.size()
-      try FileLayout.checkHeader(
-        try file.read(count: Int(FileLayout.headerSize), at: 0), path: file.path, fileSize: size)
       // Only while holding the writer lock: a writer publishing meanwhile would otherwise be
       // overwritten by this older version. When a writer holds it, that writer publishes.
       if shared.tryLockWriter() {
@@ -172,7 +176,7 @@ public final class Store: Sendable {
         var follow: (@Sendable (Meta) -> Meta)?
         if detached {
           let followed = file
-          follow = { known in CommitChain.newestCommit(after: known, in: followed) }
+          follow = { known in CommitChain.newestCommit(after: known, in: followed, seal: seal) }
         }
         coordinator = LocalCoordinator(meta: meta, durable: durable, follow: follow)
       }

@@ -33,13 +33,28 @@ public struct StoreOptions: Sendable {
   /// let store = try Store.open(path: path, options: StoreOptions(writeLockTimeout: .seconds(2)))
   /// ```
   public var writeLockTimeout: Duration?
+  /// The 64-byte key of an encrypted file (nil: the file is not encrypted). A new file is
+  /// created encrypted with it; an existing one must have been written with the same key
+  /// (`StorageError.wrongEncryptionKey`), and a file written without one refuses a key
+  /// (`StorageError.notEncrypted`) and the reverse (`StorageError.encryptionKeyRequired`).
+  /// Every block is compressed, then sealed with AES-256-GCM under keys derived from this
+  /// one; see *File format* in the ShoalStorage documentation.
+  ///
+  /// ```swift
+  /// var key = [UInt8](repeating: 0, count: 64)
+  /// var generator = SystemRandomNumberGenerator()
+  /// for i in key.indices { key[i] = .random(in: 0 ... 255, using: &generator) }
+  /// let store = try Store.open(path: path, options: StoreOptions(encryptionKey: key))
+  /// ```
+  public var encryptionKey: [UInt8]?
 
   /// Options with these settings. The defaults: full durability, read-write, creating the file, a 64 MiB
-  /// cache, no limit on active versions and no writer-lock timeout.
+  /// cache, no limit on active versions, no writer-lock timeout and no encryption.
   public init(
     durability: Durability = .full, readOnly: Bool = false, create: Bool = true, cacheSize: Int = 64 << 20,
-    maximumNumberOfActiveVersions: Int? = nil, writeLockTimeout: Duration? = nil
+    maximumNumberOfActiveVersions: Int? = nil, writeLockTimeout: Duration? = nil, encryptionKey: [UInt8]? = nil
   ) {
+    self.encryptionKey = encryptionKey
     self.writeLockTimeout = writeLockTimeout
     self.durability = durability
     self.readOnly = readOnly

@@ -431,7 +431,7 @@ public final class WriteTransaction {
     if anchor, store.powerLossRules { durable = try anchorFallbackDurable() }
     let meta = Meta(
       version: version, timestamp: EngineClock.now(), fileEnd: freeSpace.fileEnd, catalog: catalog, freeList: freeList,
-      history: history, next: next.offset, nextLength: next.length, previous: base.checksum,
+      history: history, next: next.offset, nextLength: next.length, previous: base.checksum(seal: store.seal),
       anchorSlot: anchor ? 1 - base.anchorSlot : base.anchorSlot, durable: durable)
     let pinned = try pin?(meta)
     do {
@@ -462,7 +462,8 @@ public final class WriteTransaction {
   private func anchorFallbackDurable() throws -> UInt64 {
     let known = min(store.coordinator.durableVersion, baseVersion)
     let slot = FileLayout.metaOffset(slot: Int(base.anchorSlot))
-    let fallback = Meta.decode(try store.file.read(count: Meta.encodedSize, at: slot))?.version ?? baseVersion
+    let fallback =
+      Meta.decode(try store.file.read(count: Meta.encodedSize, at: slot), seal: store.seal)?.version ?? baseVersion
     guard min(fallback, baseVersion) > known else { return max(durable, known) }
     return min(try store.syncHoldingWriterLock(base), baseVersion)
   }
@@ -493,6 +494,8 @@ struct CommitWriter {
   private var nextRunSize: UInt64
   /// Bytes of blocks packed into runs so far.
   private(set) var packedBytes: UInt64 = 0
+  /// This commit's block key and numbering, for an encrypted file (made at its first block).
+  private var sealer: FileSeal.BlockSealer?
 
   /// The unit the kernel writes back: a commit touching fewer of them syncs faster.
   static let page: UInt64 = 4096
@@ -571,15 +574,29 @@ struct CommitWriter {
   mutating func writeBlock(_ raw: [UInt8], space: inout FreeSpace, packed: Bool = true, isNode: Bool = false) throws
     -> BlockPointer
   {
-    let (codec, block, storedCount) = BlockCodec.encode(raw, granule: Int(FileLayout.granule), isNode: isNode)
-    guard storedCount <= Int(UInt32.max) else {
+    var (codec, block, storedCount) = BlockCodec.encode(raw, granule: Int(FileLayout.granule), isNode: isNode)
+    guard storedCount <= Int(UInt32.max) - FileSeal.blockOverhead else {
       throw StorageError.invalidArgument("A block of \(storedCount) bytes is too large to store.")
     }
-    let length = UInt64(block.count)
+    let granule = Int(FileLayout.granule)
+    // Sealed, a block grows by `FileSeal.blockOverhead`: its place is allocated for that size.
+    let sealedCount = storedCount + (store.seal == nil ? 0 : FileSeal.blockOverhead)
+    let length = UInt64((sealedCount + granule - 1) / granule * granule)
     let offset = packed ? allocate(length, space: &space) : space.allocate(length)
-    let checksum = block.withUnsafeBytes {
-      Checksum.xxh64(
-        UnsafeRawBufferPointer(rebasing: $0[..<storedCount]), seed: BlockPointer.seed(offset: offset, birth: version))
+    let checksum: UInt64
+    if let seal = store.seal {
+      var commitSealer = sealer ?? FileSeal.BlockSealer(seal)
+      let sealed = try block.withUnsafeBytes {
+        try commitSealer.seal(
+          UnsafeRawBufferPointer(rebasing: $0[..<storedCount]), offset: offset, birth: version, granule: granule)
+      }
+      sealer = commitSealer
+      (block, storedCount, checksum) = (sealed.block, sealed.storedCount, sealed.checksum)
+    } else {
+      checksum = block.withUnsafeBytes {
+        Checksum.xxh64(
+          UnsafeRawBufferPointer(rebasing: $0[..<storedCount]), seed: BlockPointer.seed(offset: offset, birth: version))
+      }
     }
     try batch.add(block, at: offset, to: store.file)
     return BlockPointer(
@@ -629,7 +646,9 @@ struct CommitWriter {
     if !delta {
       for block in space.chain { space.free(offset: block.offset, length: block.extentLength, version: version) }
     }
-    func size() -> Int { delta ? space.deltaEncodedSize : space.encodedSize }
+    // Sealed, the list's block also holds the seal's salt, number and tag.
+    let overhead = store.seal == nil ? 0 : FileSeal.blockOverhead
+    func size() -> Int { (delta ? space.deltaEncodedSize : space.encodedSize) + overhead }
     var reserve = FileLayout.roundUp(UInt64(size()) + 64)
     while true {
       let offset = allocate(reserve, space: &space)
@@ -641,14 +660,25 @@ struct CommitWriter {
         continue
       }
       var bytes = delta ? space.encodeDelta() : space.encode()
-      bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - bytes.count))
-      let checksum = bytes.withUnsafeBytes {
-        Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
+      // Zero-padded so that the block, sealed or not, fills the whole reserve.
+      bytes.append(contentsOf: repeatElement(0, count: Int(reserve) - overhead - bytes.count))
+      let checksum: UInt64
+      if let seal = store.seal {
+        var commitSealer = sealer ?? FileSeal.BlockSealer(seal)
+        let sealed = try bytes.withUnsafeBytes {
+          try commitSealer.seal($0, offset: offset, birth: version, granule: Int(FileLayout.granule))
+        }
+        sealer = commitSealer
+        (bytes, checksum) = (sealed.block, sealed.checksum)
+      } else {
+        checksum = bytes.withUnsafeBytes {
+          Checksum.xxh64($0, seed: BlockPointer.seed(offset: offset, birth: version))
+        }
       }
       try batch.add(bytes, at: offset, to: store.file)
       let block = BlockPointer(
-        offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: checksum,
-        birth: version)
+        offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve - UInt64(overhead)), codec: .raw,
+        checksum: checksum, birth: version)
       space.stored(in: block, delta: delta)
       return block
     }
@@ -668,7 +698,7 @@ struct CommitWriter {
     // The file reaches at least the data area's end, even where this commit wrote nothing
     // (the run reserved for the next commit, a gap before it): a shorter file is truncated.
     if meta.fileEnd > baseEnd { try store.ensureFileReaches(meta.fileEnd) }
-    let encoded = meta.encode()
+    let encoded = meta.encode(seal: store.seal)
     if record != 0 { try store.file.write(encoded, at: record) }
     if anchor { try store.file.write(encoded, at: FileLayout.metaOffset(slot: Int(meta.anchorSlot))) }
     // The sync comes after the writer lock is released (`Store.complete`): group commit.

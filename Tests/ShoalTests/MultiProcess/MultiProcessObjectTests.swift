@@ -15,11 +15,13 @@ final class RealmWorker {
   private let input = Pipe()
   private var buffer: [UInt8] = []
 
-  init(file: String) throws {
+  /// Starts a worker on `file`, opened with `encryptionKey` when one is given.
+  init(file: String, encryptionKey: Data? = nil) throws {
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
       .deletingLastPathComponent().appendingPathComponent("shoal-realm-worker")
     process.executableURL = executable
-    process.arguments = ["--file", file]
+    process.arguments =
+      ["--file", file] + (encryptionKey.map { ["--key", $0.map { String(format: "%02x", $0) }.joined()] } ?? [])
     process.standardOutput = output
     process.standardInput = input
     try process.run()

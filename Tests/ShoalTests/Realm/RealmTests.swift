@@ -75,8 +75,6 @@ struct RealmTests {
     config = Realm.Configuration(fileURL: dir)
     expectRealmError(.fileOperationFailed) { _ = try Realm(configuration: config) }
 
-    config = Realm.Configuration(fileURL: dir.appendingPathComponent("x.realm"), encryptionKey: Data(count: 64))
-    expectRealmError(.invalidInput) { _ = try Realm(configuration: config) }
   }
 
   @Test func writeCopyAndDeleteFiles() throws {
