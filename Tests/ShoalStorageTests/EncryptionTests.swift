@@ -9,6 +9,18 @@ func randomKey() -> [UInt8] {
   return (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) }
 }
 
+/// An encrypted store at `path` whose keyspace "k" holds `count` text values of `length` bytes,
+/// keys "k0"…
+@discardableResult
+func makeEncryptedStore(at path: String, key: [UInt8], count: Int, length: Int) throws -> Store {
+  let store = try Store.open(path: path, options: StoreOptions(encryptionKey: key))
+  try store.write { txn in
+    try txn.createKeyspace("k")
+    for i in 0..<count { try txn.put(textValue(i, length: length), forKey: bytes("k\(i)"), in: "k") }
+  }
+  return store
+}
+
 /// Encrypted files: blocks sealed with AES-256-GCM, records with an HMAC, the key checked
 /// by the header, each mismatch of key and file its own error.
 @Suite struct EncryptionTests {
@@ -70,14 +82,7 @@ func randomKey() -> [UInt8] {
     let dir = TemporaryDirectory()
     let path = dir.file()
     let key = randomKey()
-    do {
-      let store = try Store.open(path: path, options: StoreOptions(encryptionKey: key))
-      try store.write { txn in
-        try txn.createKeyspace("k")
-        for i in 0..<500 { try txn.put(textValue(i, length: 300), forKey: bytes("k\(i)"), in: "k") }
-      }
-      store.close()
-    }
+    try makeEncryptedStore(at: path, key: key, count: 500, length: 300).close()
     let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
     var generator = SystemRandomNumberGenerator()
     // Every data-area block is sealed: a flipped bit in one fails its tag.
@@ -126,11 +131,7 @@ func randomKey() -> [UInt8] {
     let dir = TemporaryDirectory()
     let path = dir.file()
     let key = randomKey()
-    let store = try Store.open(path: path, options: StoreOptions(encryptionKey: key))
-    try store.write { txn in
-      try txn.createKeyspace("k")
-      for i in 0..<300 { try txn.put(textValue(i, length: 100), forKey: bytes("k\(i)"), in: "k") }
-    }
+    let store = try makeEncryptedStore(at: path, key: key, count: 300, length: 100)
     let newKey = randomKey()
     try store.writeCopy(toPath: dir.file("same.shoal"), encryptionKey: key)
     try store.writeCopy(toPath: dir.file("other.shoal"), encryptionKey: newKey)

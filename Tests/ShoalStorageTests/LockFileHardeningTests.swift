@@ -129,6 +129,40 @@ struct LockFileHardeningTests {
     #expect(!FileManager.default.fileExists(atPath: dir.file() + ".lock"))
   }
 
+  @Test func anotherUserReadsAnEncryptedFileAloneWithItsKeyAndOnlyItsHeaderWithout() throws {
+    guard geteuid() == 0 else { return }
+    let dir = TemporaryDirectory()
+    let key = randomKey()
+    // The owner keeps the file open: `nobody` reads it outside the session (it may not open the
+    // lock file), following the owner's commits in the file with the key.
+    let store = try makeEncryptedStore(at: dir.file(), key: key, count: 300, length: 200)
+    chmod(dir.path, 0o755)
+    chmod(dir.file(), 0o644)
+    let keyFile = dir.file("key")
+    try Data(key).write(to: URL(fileURLWithPath: keyFile))
+    chmod(keyFile, 0o644)
+    func runAsNobody(_ arguments: [String]) throws -> (Int32, String) {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments =
+        ["--reuid=\(Self.nobody)", "--regid=\(Self.nogroup)", "--clear-groups", CommandLineTests.shoal.path]
+        + arguments
+      let out = Pipe()
+      process.standardOutput = out
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      process.waitUntilExit()
+      return (process.terminationStatus, text)
+    }
+    try store.write { try $0.put(bytes("later"), forKey: bytes("k0"), in: "k") }
+    #expect(try runAsNobody(["verify", "--key-file", keyFile, dir.file()]) == (0, "ok\n"))
+    #expect(try runAsNobody(["dump", "--key-file", keyFile, dir.file()]).1.contains("k0 = later"))
+    let header = try runAsNobody(["info", dir.file()])
+    #expect(header.0 == 0 && header.1.contains("encrypted:         yes"))
+    #expect(try runAsNobody(["dump", dir.file()]).0 == 1)
+  }
+
   @Test func compactionKeepsTheFilesOwnerGroupAndMode() throws {
     guard geteuid() == 0 else { return }
     let dir = TemporaryDirectory()
