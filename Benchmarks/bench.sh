@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, Shoal's object
 # layer against GRDB on the same objects, the object layer's cross-process notifications and
-# freeze(), and what one log call costs (disabled and enabled), in one run, printed as four
-# tables (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
+# freeze(), what one log call costs (disabled and enabled), and encrypted Shoal against plain
+# Shoal, in one run, printed as five tables (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
 # Benchmarks/ObjectBenchmarks/, Benchmarks/NotificationBenchmarks/ and
 # Benchmarks/LoggingBenchmarks/ for the workloads).
 # Takes a few minutes. Extra arguments go to the benchmark tool, e.g.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShoalStorage
+import ShoalTrials
 
 /// `shoal-stress churn`: many small commits on a large store, reporting the cost per commit
 /// and how the free space fragments over time.
@@ -13,6 +14,7 @@ struct Churn: ParsableCommand {
   @Option(help: "Entries each commit updates (random ones).") var entriesPerCommit = 1
   @Option(help: "full or unsafe.") var durability = "unsafe"
   @Option(help: "Report every N commits.") var every = 1000
+  @Flag(help: "Encrypt the file (a fixed key): to compare with a plain run.") var encrypted = false
   @Option var file: String?
 
   func validate() throws {
@@ -34,7 +36,8 @@ struct Churn: ParsableCommand {
       if file == nil { for suffix in ["", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
     }
     let mode: Durability = durability == "full" ? .full : .unsafe
-    let store = try Store.open(path: path, options: StoreOptions(durability: mode))
+    let encryptionKey = encrypted ? PowerLossTrial.trialKey(seed: 1) : nil
+    let store = try Store.open(path: path, options: StoreOptions(durability: mode, encryptionKey: encryptionKey))
     var rng = SplitMix64(seed: 1)
     func key(_ i: Int) -> [UInt8] {
       withUnsafeBytes(of: (UInt64(i) &* 0x9E37_79B9_7F4A_7C15).bigEndian) { Array($0) } + [0, 0, 0, 0, 0, 0, 0, 1]

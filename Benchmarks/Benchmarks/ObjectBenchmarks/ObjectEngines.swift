@@ -18,6 +18,8 @@ import Foundation
 
 enum ObjectEngineKind: String, CaseIterable, Sendable {
   case shoal, grdb
+  /// Shoal on an encrypted file (`benchEncryptionKey`): compared with plain Shoal.
+  case shoalEncrypted = "shoal-encrypted"
 }
 
 protocol ObjectEngine: AnyObject {
@@ -47,10 +49,15 @@ protocol ObjectEngine: AnyObject {
   func close() throws
 }
 
+/// The 64-byte key of the encrypted object databases (as `benchEncryptionKey` in BenchEngines,
+/// which this target does not link: its SQLite module would meet GRDB's).
+let objectsEncryptionKey = Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+
 /// Opens (creating if needed) the kind's database in `directory`.
 func openObjectEngine(_ kind: ObjectEngineKind, in directory: String) throws -> ObjectEngine {
   switch kind {
   case .shoal: return try ShoalObjects(directory: directory)
+  case .shoalEncrypted: return try ShoalObjects(directory: directory, encryptionKey: objectsEncryptionKey)
   case .grdb: return try GRDBObjects(directory: directory)
   }
 }

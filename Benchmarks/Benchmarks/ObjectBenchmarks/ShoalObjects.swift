@@ -16,10 +16,11 @@ final class ShoalObjects: ObjectEngine {
   var realm: Realm?
   var prepared: [Item] = []
 
-  init(directory: String) throws {
+  init(directory: String, encryptionKey: Data? = nil) throws {
     path = directory + "/items.realm"
     // Durability is Shoal's default for a Realm: full (one fdatasync per commit).
-    let configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: path), objectTypes: [Item.self])
+    let configuration = Realm.Configuration(
+      fileURL: URL(fileURLWithPath: path), encryptionKey: encryptionKey, objectTypes: [Item.self])
     realm = try Realm(configuration: configuration)
   }
 

@@ -58,7 +58,7 @@ func interleavedCommitBenchmark() {
       guard session.round > 1 else { return }
       let line = zip(session.engines, nanoseconds).map { "\($0.kind.rawValue)=\($1)" }.joined(separator: " ")
       let path = interleavedResultPath()
-      if !exists(path) { FileManager.default.createFile(atPath: path, contents: nil) }
+      if !exists(path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
       let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
       try handle.seekToEnd()
       try handle.write(contentsOf: Data((line + "\n").utf8))
@@ -69,7 +69,7 @@ func interleavedCommitBenchmark() {
   } setup: {
     try removeTree(interleavedResultPath())
     try makeDirectory((interleavedResultPath() as NSString).deletingLastPathComponent)
-    for kind in EngineKind.allCases {
+    for kind in EngineKind.peers {
       // A copy of each 1M-entry fixture, so the commits go into full-size trees.
       let fixture = try ensureFixture(kind)
       let directory = workDirectory("commits-interleaved-\(kind.rawValue)")

@@ -15,6 +15,9 @@
 //   contended-commits   4 processes making durable single-entry commits to one database at
 //                       once; see CrossProcess.swift
 //
+// The first four also run on an encrypted Shoal file ("shoal-encrypted", `benchEncryptionKey`),
+// to compare it with the plain one.
+//
 // Each benchmark runs in a process of its own (that is how the benchmark tool works). The
 // databases live under $SHOAL_BENCH_DIR (default /tmp/shoal-bench): the first bulk load of each
 // engine is kept as that engine's fixture for the read and commit benchmarks (built on demand
@@ -238,6 +241,9 @@ let benchmarks: @Sendable () -> Void = {
     pointReadBenchmark(kind)
     scanBenchmark(kind)
     durableCommitBenchmark(kind)
+  }
+  // Encrypted Shoal is compared with plain Shoal on the four workloads above only.
+  for kind in EngineKind.peers {
     snapshotBenchmark(kind)
     contendedCommitBenchmark(kind)
     contendedCommitBenchmark(kind, loaded: true)

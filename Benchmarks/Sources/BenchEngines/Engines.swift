@@ -20,7 +20,15 @@ public struct BenchError: Error, CustomStringConvertible {
 
 public enum EngineKind: String, CaseIterable, Sendable {
   case shoal, lmdb, sqlite
+  /// Shoal on an encrypted file (`benchEncryptionKey`): compared with plain Shoal only.
+  case shoalEncrypted = "shoal-encrypted"
+
+  /// The engines compared side by side in every storage workload.
+  public static let peers: [EngineKind] = [.shoal, .lmdb, .sqlite]
 }
+
+/// The 64-byte key of the encrypted Shoal databases of the benchmarks.
+public let benchEncryptionKey: [UInt8] = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
 
 public protocol Engine: AnyObject {
   /// The files whose sizes add up to the database's size on disk.
@@ -53,6 +61,7 @@ public let snapshotKey = benchKey(0)
 public func openEngine(_ kind: EngineKind, in directory: String) throws -> Engine {
   switch kind {
   case .shoal: return try ShoalEngine(directory: directory)
+  case .shoalEncrypted: return try ShoalEngine(directory: directory, encryptionKey: benchEncryptionKey)
   case .lmdb: return try LMDBEngine(directory: directory)
   case .sqlite: return try SQLiteEngine(directory: directory)
   }
@@ -72,9 +81,11 @@ final class ShoalEngine: Engine {
   let path: String
   var store: Store?
 
-  init(directory: String) throws {
+  init(directory: String, encryptionKey: [UInt8]? = nil) throws {
     path = directory + "/db.shoal"
-    store = try Store.open(path: path, options: StoreOptions(durability: .full, cacheSize: engineCacheBytes))
+    store = try Store.open(
+      path: path,
+      options: StoreOptions(durability: .full, cacheSize: engineCacheBytes, encryptionKey: encryptionKey))
   }
 
   public var dataFiles: [String] { [path] }

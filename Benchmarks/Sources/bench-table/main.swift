@@ -8,8 +8,9 @@
 // the bulk loads, filesize-objects-<side>.txt from the object inserts, durable-interleaved.txt
 // from the interleaved durable commits, notify-early-shoal.txt
 // from the notification benchmark, notify-objects-early-shoal.txt and
-// notify-throughput-shoal.txt from the object-notification benchmarks); prints four tables:
-// Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, the
+// notify-throughput-shoal.txt from the object-notification benchmarks); prints five tables:
+// Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, encrypted
+// Shoal against plain Shoal (engine and object workloads), the
 // object layer's cross-process notifications and freeze(), which the others cannot do, and what
 // one log call costs, its level disabled and enabled. The first two give every workload's
 // figure per engine, Shoal's ratio to each other engine (< 1: Shoal is faster or smaller);
@@ -331,6 +332,38 @@ let objectRows: [Row] = [
     cells: objectSides.map { Cell(live("filtered-sorted", $0)) }, target: "<=1.2x unsorted", meets: withinUnsorted),
 ]
 
+/// Encrypted Shoal ("shoal-encrypted") against plain Shoal, same workloads, same run: at most
+/// 1.3x the time, a file within 2% of the size.
+let withinEncryptionCost: (Double, [Double?]) -> Bool = { _, r in r[0].map { $0 <= 1.3 } == true }
+let withinTwoPercent: (Double, [Double?]) -> Bool = { _, r in r[0].map { $0 <= 1.02 } == true }
+let encryptedSides = ["shoal-encrypted", "shoal"]
+
+/// A row of the encryption table: `benchmark`'s median on the encrypted file and on the plain one.
+@MainActor func encryptionRow(_ label: String, _ benchmark: String) -> Row {
+  Row(
+    label: label, cells: encryptedSides.map { Cell(figure("\(benchmark) / \($0)")) }, target: "<=1.3x plain",
+    meets: withinEncryptionCost)
+}
+
+let encryptionRows: [Row] = [
+  encryptionRow("bulk load 1M, one txn", "bulk-load 1M"),
+  encryptionRow("100k point reads, warm", "point-reads 100k"),
+  encryptionRow("full scan 1M, key order", "full-scan 1M"),
+  encryptionRow("1k durable 1-entry commits", "durable-commits 1k"),
+  Row(
+    label: "file size after bulk load", cells: encryptedSides.map { Cell(fileSize($0)) }, show: size,
+    target: "<=1.02x plain", meets: withinTwoPercent),
+  encryptionRow("objects: insert 100k, one txn", "objects-insert 100k"),
+  encryptionRow("objects: 10k lookups by primary key", "objects-pk-lookups 10k"),
+  encryptionRow("objects: 10 indexed == queries", "objects-indexed-equality 10q"),
+  encryptionRow("objects: 5 range queries + sort", "objects-range-sorted 5q"),
+  encryptionRow("objects: 5 indexed range queries + sort", "objects-indexed-range-sorted 5q"),
+  Row(
+    label: "objects: file size after insert",
+    cells: encryptedSides.map { Cell(fileSize("objects-\($0)")) }, show: size,
+    target: "<=1.02x plain", meets: withinTwoPercent),
+]
+
 // As in NotifyShape (Sources/NotifyShared/NotifyShared.swift).
 let frozenObjects = 10_000.0
 let frozenRealmsAgain = 10_000.0
@@ -633,6 +666,15 @@ if hasFigures(objectRows) {
   print("")
   print("Per operation, Shoal / GRDB:")
   for note in objectNotes { print(note) }
+}
+if hasFigures(encryptionRows) {
+  printed += 1
+  print("")
+  print("Encryption: Shoal on an encrypted file (AES-256-GCM on every block, a 64-byte key) against the")
+  print("same workloads on a plain file, in the same run; median wall-clock time per iteration (or file")
+  print("size). The ratio is encrypted / plain: 1.10x means encryption costs 10% more.")
+  print("")
+  for line in table(["encrypted", "plain"], encryptionRows, missedPrefix: "encryption: ") { print(line) }
 }
 if hasFigures(notificationRows) {
   printed += 1
