@@ -63,7 +63,13 @@ func openForReading(_ path: String, key: [UInt8]? = nil) throws -> Store {
 
 /// Prints an error the way every command does and exits with status 1.
 func fail(_ error: Error, json: Bool) throws -> Never {
-  let message = (error as? StorageError)?.description ?? "\(error)"
+  var message = (error as? StorageError)?.description ?? "\(error)"
+  switch error as? StorageError {
+  case .encryptionKeyRequired?: message += " Give it with --key-file PATH (64 raw bytes or 128 hex characters)."
+  case .wrongEncryptionKey?: message += " Check the file given with --key-file."
+  case .notEncrypted?: message += " Leave out --key-file."
+  default: break
+  }
   if json {
     try printJSON(["error": message])
   } else {
