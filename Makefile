@@ -1,9 +1,12 @@
 # The two commands that matter on a fresh machine with only the Swift toolchain:
 #   make demo   installs liblz4-dev if missing, builds, runs the demo
-#   make test   installs what is missing, runs the test suites and the crash trials
+#   make test   installs what is missing (liblz4-dev, postgresql), runs the test suites (the sync
+#               ones against a private PostgreSQL cluster it starts and stops) and the crash trials
 SWIFT ?= swift
 TRIALS ?= 1000
 ENCRYPTED_TRIALS ?= 500
+# The private PostgreSQL cluster of the sync tests (scripts/postgres.sh).
+PGDIR ?= /tmp/shoal-pg-test
 SEED ?= 1
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -18,7 +21,10 @@ deps:
 
 test: deps lint
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	bash scripts/postgres.sh start $(PGDIR)
+	SHOAL_PG_URL="$$(cat $(PGDIR)/url)" SHOAL_REQUIRE_POSTGRES=1 $(SWIFT) test || \
+	  { bash scripts/postgres.sh stop $(PGDIR); exit 1; }
+	bash scripts/postgres.sh stop $(PGDIR)
 	$(SWIFT) build -c release --product shoal-stress
 	.build/release/shoal-stress powerloss --trials $(TRIALS) --seed $(SEED)
 	.build/release/shoal-stress corrupt --trials $(TRIALS) --seed $(SEED)

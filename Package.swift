@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "ShoalStorage", targets: ["ShoalStorage"]),
     .library(name: "ShoalLogging", targets: ["ShoalLogging"]),
     .library(name: "ShoalCombine", targets: ["ShoalCombine"]),
+    .library(name: "ShoalSync", targets: ["ShoalSync"]),
     .executable(name: "shoal", targets: ["shoal"]),
     .executable(name: "shoal-stress", targets: ["shoal-stress"]),
   ],
@@ -17,6 +18,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
   ],
   targets: [
@@ -52,6 +54,12 @@ let package = Package(
         .product(name: "OpenCombineDispatch", package: "OpenCombine"),
       ],
       path: "Sources/ShoalCombine"),
+    // Sync with a PostgreSQL server through postgres-nio, in its own product so that `Shoal`
+    // users do not resolve SwiftNIO.
+    .target(
+      name: "ShoalSync",
+      dependencies: ["Shoal", "ShoalStorage", .product(name: "PostgresNIO", package: "postgres-nio")],
+      path: "Sources/ShoalSync"),
     // Power-loss and corruption trials, shared by shoal-stress and the tests.
     .target(name: "ShoalTrials", dependencies: ["ShoalStorage"], path: "Sources/ShoalTrials"),
     .executableTarget(
@@ -59,6 +67,7 @@ let package = Package(
       dependencies: [
         "ShoalStorage",
         "Shoal",
+        "ShoalSync",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "Tools/shoal"
@@ -102,6 +111,11 @@ let package = Package(
         .product(name: "OpenCombineDispatch", package: "OpenCombine"),
       ],
       path: "Tests/ShoalTests"),
+    // Against a private PostgreSQL cluster that `make test` starts (SHOAL_PG_URL).
+    .testTarget(
+      name: "ShoalSyncTests",
+      dependencies: ["ShoalSync", "Shoal", "shoal", .product(name: "PostgresNIO", package: "postgres-nio")],
+      path: "Tests/ShoalSyncTests"),
     .testTarget(
       name: "ShoalStorageTests",
       dependencies: ["ShoalStorage", "ShoalTrials"],

@@ -3,11 +3,14 @@ import Foundation
 import ShoalStorage
 
 @main
-struct ShoalCommand: ParsableCommand {
+struct ShoalCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "shoal",
-    abstract: "Inspect, verify, dump and compact Shoal files; watch commits; print recorded events.",
-    subcommands: [Info.self, Verify.self, Dump.self, Compact.self, Watch.self, EventsCommand.self])
+    abstract:
+      "Inspect, verify, dump and compact Shoal files; watch commits; print recorded events; print a file's sync schema.",
+    subcommands: [
+      Info.self, Verify.self, Dump.self, Compact.self, Watch.self, EventsCommand.self, SyncSchemaCommand.self,
+    ])
 }
 
 struct Output: ParsableArguments {

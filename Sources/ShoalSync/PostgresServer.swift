@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Where a PostgreSQL server is and how to log in: from a URL
+/// (`postgres://user:password@host:port/database?sslmode=require`) or field by field.
+///
+/// ```swift
+/// let server = try PostgresServer(url: "postgres://app:secret@db.example.com/tasks?sslmode=require")
+/// try await server.withClient { client in try await schema.bootstrap(on: client) }
+/// ```
+public struct PostgresServer: Sendable, Equatable {
+  /// The host name or address.
+  public var host: String
+  /// The port (5432 by default).
+  public var port: Int
+  /// The user to log in as.
+  public var username: String
+  /// The password, if the server asks for one.
+  public var password: String?
+  /// The database.
+  public var database: String
+  /// Whether to connect through TLS (the server's certificate is verified). Off by default,
+  /// as for a server on loopback or a private network.
+  public var requireTLS: Bool
+
+  /// A server given field by field.
+  public init(
+    host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+    requireTLS: Bool = false
+  ) {
+    self.host = host
+    self.port = port
+    self.username = username
+    self.password = password
+    self.database = database
+    self.requireTLS = requireTLS
+  }
+
+  /// A server given as a `postgres://` (or `postgresql://`) URL; `sslmode=require` (or
+  /// `verify-full`) turns TLS on. Throws for another scheme, or a URL without a host, a user
+  /// or a database.
+  public init(url text: String) throws(SyncError) {
+    guard let url = URLComponents(string: text), let scheme = url.scheme, scheme == "postgres" || scheme == "postgresql"
+    else {
+      throw SyncError.invalidServerURL(text, reason: "it must start with postgres:// or postgresql://")
+    }
+    guard let host = url.host, !host.isEmpty else { throw SyncError.invalidServerURL(text, reason: "it names no host") }
+    guard let user = url.user, !user.isEmpty else { throw SyncError.invalidServerURL(text, reason: "it names no user") }
+    let database = String(url.path.drop(while: { $0 == "/" }))
+    guard !database.isEmpty else { throw SyncError.invalidServerURL(text, reason: "it names no database") }
+    let mode = url.queryItems?.first { $0.name == "sslmode" }?.value
+    self.init(
+      host: host, port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
+      password: url.password.map { $0.removingPercentEncoding ?? $0 }, database: database,
+      requireTLS: mode == "require" || mode == "verify-full" || mode == "verify-ca")
+  }
+
+  /// The client configuration postgres-nio takes.
+  var clientConfiguration: PostgresClient.Configuration {
+    PostgresClient.Configuration(
+      host: host, port: port, username: username, password: password, database: database,
+      tls: requireTLS ? .require(.makeClientConfiguration()) : .disable)
+  }
+
+  /// Runs `body` with a connection pool to the server, closed when `body` returns or throws.
+  @discardableResult
+  public func withClient<R: Sendable>(_ body: @Sendable (PostgresClient) async throws -> R) async throws -> R {
+    let client = PostgresClient(configuration: clientConfiguration)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask { await client.run() }
+      defer { group.cancelAll() }
+      return try await body(client)
+    }
+  }
+}
+
+/// A sync failure, saying what to do about it.
+public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// The server URL could not be used.
+  case invalidServerURL(String, reason: String)
+  /// The schema cannot be synced (a class without a primary key).
+  case unsyncableSchema(String)
+  /// The server refused a statement.
+  case server(String)
+
+  /// What went wrong and what to do about it.
+  public var description: String {
+    switch self {
+    case .invalidServerURL(let url, let reason):
+      return
+        "The PostgreSQL URL '\(url)' cannot be used: \(reason). Give postgres://user[:password]@host[:port]/database."
+    case .unsyncableSchema(let reason): return reason
+    case .server(let message): return "PostgreSQL refused a statement: \(message)"
+    }
+  }
+}
+
+extension SyncSchema {
+  /// Runs the bootstrap on `client`'s server, in one transaction: the tables, the change log
+  /// and the triggers exist afterwards, whatever existed before.
+  public func bootstrap(on client: PostgresClient, logger: Logger = Logger(label: "shoal.sync")) async throws {
+    try await client.withTransaction(logger: logger) { connection in
+      for statement in statements {
+        do {
+          try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        } catch let error as PSQLError {
+          throw SyncError.server(error.serverInfo?[.message] ?? String(reflecting: error))
+        }
+      }
+    }
+  }
+}
