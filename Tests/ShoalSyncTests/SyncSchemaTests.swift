@@ -59,6 +59,23 @@ enum TestServer {
     }
     return try PostgresServer(url: url)
   }
+
+  /// A new, empty database on the test server, for one test: tests run in parallel, and each
+  /// bootstraps its own tables.
+  static func freshDatabase() async throws -> PostgresServer {
+    var server = try server()
+    let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+    try await server.withClient { client in
+      try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: Logger(label: "shoal.tests"))
+    }
+    server.database = name
+    return server
+  }
+
+  /// `freshDatabase`'s URL.
+  static func url(of server: PostgresServer) -> String {
+    "postgres://\(server.username)@\(server.host):\(server.port)/\(server.database)"
+  }
 }
 
 @Suite("Sync: the PostgreSQL schema", .serialized)
@@ -110,14 +127,10 @@ struct SyncSchemaTests {
 
   @Test(.enabled(if: TestServer.available))
   func theBootstrapIsIdempotentAndTheTriggersLogPlainSQLWrites() async throws {
-    let server = try TestServer.server()
+    let server = try await TestServer.freshDatabase()
     let sync = try SyncSchema(schema([SyncTask.self, SyncPerson.self, SyncNote.self]))
     let logger = Logger(label: "shoal.sync.tests")
     try await server.withClient { client in
-      // A clean database for this test: the tables of an earlier run go first.
-      try await client.query(
-        "DROP TABLE IF EXISTS \"SyncTask\", \"SyncPerson\", shoal_changes, shoal_clients, shoal_uploads", logger: logger
-      )
       try await sync.bootstrap(on: client)
       try await sync.bootstrap(on: client)
 
@@ -208,14 +221,9 @@ struct SyncSchemaTests {
   @Test(.enabled(if: TestServer.available))
   func shoalSyncSchemaAppliesTheBootstrap() async throws {
     let url = try realmFile()
-    let server = try TestServer.server()
+    let server = try await TestServer.freshDatabase()
     let logger = Logger(label: "shoal.sync.tests")
-    try await server.withClient { client in
-      try await client.query(
-        "DROP TABLE IF EXISTS \"SyncTask\", \"SyncPerson\", shoal_changes, shoal_clients, shoal_uploads", logger: logger
-      )
-    }
-    let (status, text) = try shoal(["sync-schema", url.path, "--apply", TestServer.url ?? ""])
+    let (status, text) = try shoal(["sync-schema", url.path, "--apply", TestServer.url(of: server)])
     #expect(status == 0, "\(text)")
     #expect(text.hasPrefix("applied the sync schema of 2 class(es)"))
     try await server.withClient { client in
@@ -226,12 +234,9 @@ struct SyncSchemaTests {
 
   @Test(.enabled(if: TestServer.available))
   func aLaterSchemaAddsTablesAndColumns() async throws {
-    let server = try TestServer.server()
+    let server = try await TestServer.freshDatabase()
     let logger = Logger(label: "shoal.sync.tests")
     try await server.withClient { client in
-      try await client.query(
-        "DROP TABLE IF EXISTS \"SyncTask\", \"SyncPerson\", shoal_changes, shoal_clients, shoal_uploads", logger: logger
-      )
       // An older version of the schema: one class, fewer columns (as an earlier app version had).
       try await client.query("CREATE TABLE \"SyncPerson\" (name text PRIMARY KEY)", logger: logger)
       try await client.query("INSERT INTO \"SyncPerson\" VALUES ('kept')", logger: logger)

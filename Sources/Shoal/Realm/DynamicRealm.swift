@@ -56,7 +56,7 @@ extension Realm {
       guard let index = table.propertyIndex[name] else {
         fatalError(Realm.Error.invalidProperty(name, className: typeName).description)
       }
-      row[index] = core.dynamicStoredValue(item)
+      row[index] = core.dynamicStoredValue(item, for: table.properties[index])
     }
     return core.dynamicObject(table, core.createDynamic(table, row: row))
   }
@@ -84,6 +84,32 @@ extension RealmCore {
 
   /// The stored form of a value given to a dynamic object: scalars, `DynamicObject`s and
   /// objects of this Realm (links), arrays (lists) and dictionaries (maps).
+  /// The stored form of `value` for `property`: as `dynamicStoredValue(_:)`, except that a
+  /// dictionary given for an embedded object (alone, in a list or set, or as a map's value)
+  /// becomes a new embedded object, as RealmSwift's dynamic API makes one.
+  func dynamicStoredValue(_ value: Any?, for property: Property) -> RowValue {
+    guard property.type == .object, property.collection != .linkingObjects,
+      let target = property.objectClassName.flatMap({ table(named: $0) }), target.isEmbedded
+    else { return dynamicStoredValue(value) }
+    let value = (value as? any _KVCCollection)?._kvcContents ?? value
+    func embedded(_ item: Any?) -> RowValue {
+      guard let fields = item as? [String: Any] else { return dynamicStoredValue(item) }
+      var row = target.defaultRow
+      for (name, field) in fields {
+        guard let index = target.propertyIndex[name] else {
+          fatalError(Realm.Error.invalidProperty(name, className: target.name).description)
+        }
+        row[index] = dynamicStoredValue(field, for: target.properties[index])
+      }
+      return .link(createDynamic(target, row: row))
+    }
+    if property.isMap, let map = value as? [String: Any] {
+      return .map(map.sorted { $0.key < $1.key }.map { RowValue.MapEntry(key: $0.key, value: embedded($0.value)) })
+    }
+    if property.isArray || property.isSet, let items = value as? [Any] { return .list(items.map(embedded)) }
+    return embedded(value)
+  }
+
   func dynamicStoredValue(_ value: Any?) -> RowValue {
     // A collection given whole is stored by its contents (it may be the property's own list).
     let value = (value as? any _KVCCollection)?._kvcContents ?? value
@@ -154,6 +180,7 @@ final class ManagedDynamicRow: DynamicAccess {
     if table.primaryKeyIndex == index {
       fatalError("Primary key can't be changed to '\(describeValue(value))' after an object is inserted.")
     }
-    core.setStoredValue(core.dynamicStoredValue(value), of: object, table: table, at: index)
+    core.setStoredValue(
+      core.dynamicStoredValue(value, for: table.properties[index]), of: object, table: table, at: index)
   }
 }

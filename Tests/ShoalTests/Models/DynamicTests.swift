@@ -40,6 +40,25 @@ import Testing
     #expect(stderrText(result).contains("Embedded objects cannot be created directly"))
   }
 
+  @Test func aDictionaryForAnEmbeddedPropertyMakesTheEmbeddedObject() throws {
+    let realm = try people()
+    try realm.write {
+      realm.dynamicCreate("Person", value: ["id": 10, "name": "E", "address": ["street": "1 Main", "city": "Oslo"]])
+      realm.dynamicCreate("Person", value: ["id": 11, "name": "F"])
+      realm.dynamicObject(ofType: "Person", forPrimaryKey: 11)?["address"] = ["street": "2 Side", "city": "Bergen"]
+    }
+    #expect(realm.object(ofType: Person.self, forPrimaryKey: 10)?.address?.city == "Oslo")
+    #expect(realm.object(ofType: Person.self, forPrimaryKey: 11)?.address?.street == "2 Side")
+    #expect(realm.objects(Address.self).count == 2)
+    // Replaced by another dictionary, the old embedded object goes with its link.
+    try realm.write {
+      realm.dynamicCreate(
+        "Person", value: ["id": 10, "address": ["street": "3 New", "city": "Oslo"]], update: .modified)
+    }
+    #expect(realm.object(ofType: Person.self, forPrimaryKey: 10)?.address?.street == "3 New")
+    #expect(realm.objects(Address.self).count == 2)
+  }
+
   @Test func readsDeclaredClassesByName() throws {
     let realm = try people()
     let all = realm.dynamicObjects("Person")

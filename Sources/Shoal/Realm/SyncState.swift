@@ -1,0 +1,31 @@
+import ShoalStorage
+
+extension Realm {
+  /// The keyspace where ShoalSync keeps its cursors, beside the objects of the file.
+  static let syncStateKeyspace = "_sync"
+
+  /// A value ShoalSync stored under `key` (nil when none), as of this Realm's version.
+  package func syncState(_ key: String) -> [UInt8]? {
+    let bytes = Array(key.utf8)
+    do {
+      if let write = core.write {
+        guard try write.hasKeyspace(Realm.syncStateKeyspace) else { return nil }
+        return try write.get(bytes, in: Realm.syncStateKeyspace)
+      }
+      let snapshot = core.snapshot()
+      guard try snapshot.hasKeyspace(Realm.syncStateKeyspace) else { return nil }
+      return try snapshot.get(bytes, in: Realm.syncStateKeyspace)
+    } catch {
+      return nil
+    }
+  }
+
+  /// Stores `value` under `key` in the current write transaction: it commits (or is cancelled)
+  /// with the objects written beside it, so a cursor never runs ahead of what it counts.
+  package func setSyncState(_ key: String, _ value: [UInt8]) {
+    core.perform { write in
+      try write.ensureKeyspace(Realm.syncStateKeyspace, tracksChanges: false)
+      try write.put(value, forKey: Array(key.utf8), in: Realm.syncStateKeyspace)
+    }
+  }
+}
