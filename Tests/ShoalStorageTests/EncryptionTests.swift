@@ -104,6 +104,47 @@ func makeEncryptedStore(at path: String, key: [UInt8], count: Int, length: Int) 
     }
   }
 
+  @Test func aTruncatedEncryptedFileIsATypedErrorAndAnAlteredHeaderIsRefused() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.file()
+    let key = randomKey()
+    try makeEncryptedStore(at: path, key: key, count: 400, length: 200).close()
+    let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+    for cut in [0, 100, 4096, 8192, 12_288, 12_300, original.count / 2, original.count - 1] {
+      let copy = dir.file("cut-\(cut).shoal")
+      try Data(original[..<cut]).write(to: URL(fileURLWithPath: copy))
+      do {
+        let store = try Store.open(path: copy, options: StoreOptions(readOnly: true, encryptionKey: key))
+        // Opened (an earlier version was whole): every read is right or a typed error.
+        let values = try store.read { txn in try (0..<400).map { try txn.get(bytes("k\($0)"), in: "k") } }
+        #expect(values == (0..<400).map { textValue($0, length: 200) })
+      } catch let error as StorageError {
+        #expect(!"\(error)".isEmpty)
+      }
+    }
+    // A salt changed with the header's checksum made to match: the keys derived from it fail the
+    // key check, so the file is refused (as a wrong key: nothing tells the two apart).
+    var tampered = original
+    tampered[8 + 4 + 4 + 8 + 8 + 1] ^= 1  // the salt's first byte
+    let sum = Checksum.xxh64(Array(tampered[0..<(8 + 4 + 4 + 8 + 8 + 1 + 64)]))
+    withUnsafeBytes(of: sum.littleEndian) {
+      for (i, b) in $0.enumerated() { tampered[8 + 4 + 4 + 8 + 8 + 1 + 64 + i] = b }
+    }
+    let copy = dir.file("tampered.shoal")
+    try Data(tampered).write(to: URL(fileURLWithPath: copy))
+    #expect(throws: StorageError.wrongEncryptionKey(path: copy, fileSize: UInt64(tampered.count))) {
+      try Store.open(path: copy, options: StoreOptions(readOnly: true, encryptionKey: key))
+    }
+    // A header byte changed without fixing the checksum: a damaged header, not a key problem.
+    var flipped = original
+    flipped[30] ^= 1
+    let other = dir.file("flipped.shoal")
+    try Data(flipped).write(to: URL(fileURLWithPath: other))
+    #expect(throws: StorageError.self) {
+      try Store.open(path: other, options: StoreOptions(readOnly: true, encryptionKey: key))
+    }
+  }
+
   @Test func aSealedBlockMovedToAnotherPlaceOrVersionDoesNotOpen() throws {
     let seal = FileSeal(newFileKey: randomKey())
     var sealer = FileSeal.BlockSealer(seal)
