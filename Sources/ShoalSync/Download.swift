@@ -214,18 +214,16 @@ enum RowDecoder {
   private static func element(_ raw: Any, _ property: Property, _ realm: Realm) throws -> Any {
     if raw is NSNull { return NSNull() }
     switch property.type {
-    case .int:
+    case .int, .float, .double:
       guard let number = raw as? NSNumber else { throw mismatch(property, raw) }
-      return number.int64Value
+      switch property.type {
+      case .int: return number.int64Value
+      case .float: return number.floatValue
+      default: return number.doubleValue
+      }
     case .bool:
       guard let flag = raw as? Bool else { throw mismatch(property, raw) }
       return flag
-    case .float:
-      guard let number = raw as? NSNumber else { throw mismatch(property, raw) }
-      return number.floatValue
-    case .double:
-      guard let number = raw as? NSNumber else { throw mismatch(property, raw) }
-      return number.doubleValue
     case .string:
       guard let text = raw as? String else { throw mismatch(property, raw) }
       return text

@@ -7,11 +7,18 @@ import Testing
 @Suite struct CommandLineTests {
   static var shoal: URL { Child.executable.deletingLastPathComponent().appendingPathComponent("shoal") }
 
-  /// Runs `shoal` with `arguments`; returns its exit status and standard output.
-  func run(_ arguments: [String]) throws -> (Int32, String) {
+  /// Runs `shoal` with `arguments`, as the user and group `user` (through `setpriv`) when given;
+  /// returns its exit status and standard output.
+  func run(_ arguments: [String], as user: (uid: UInt32, gid: UInt32)? = nil) throws -> (Int32, String) {
     let process = Process()
-    process.executableURL = CommandLineTests.shoal
-    process.arguments = arguments
+    if let user {
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments =
+        ["--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups", CommandLineTests.shoal.path] + arguments
+    } else {
+      process.executableURL = CommandLineTests.shoal
+      process.arguments = arguments
+    }
     let out = Pipe()
     process.standardOutput = out
     process.standardError = FileHandle.nullDevice

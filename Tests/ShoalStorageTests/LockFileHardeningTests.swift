@@ -113,19 +113,8 @@ struct LockFileHardeningTests {
     // The directory is writable by anyone, so only Shoal's rule keeps `nobody` from creating it.
     chmod(dir.path, 0o777)
     chmod(dir.file(), 0o644)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    process.arguments = [
-      "--reuid=\(Self.nobody)", "--regid=\(Self.nogroup)", "--clear-groups", CommandLineTests.shoal.path, "info",
-      dir.file(),
-    ]
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0, "\(text)")
+    let (status, text) = try CommandLineTests().run(["info", dir.file()], as: (Self.nobody, Self.nogroup))
+    #expect(status == 0, "\(text)")
     #expect(!FileManager.default.fileExists(atPath: dir.file() + ".lock"))
   }
 
@@ -142,18 +131,7 @@ struct LockFileHardeningTests {
     try Data(key).write(to: URL(fileURLWithPath: keyFile))
     chmod(keyFile, 0o644)
     func runAsNobody(_ arguments: [String]) throws -> (Int32, String) {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-      process.arguments =
-        ["--reuid=\(Self.nobody)", "--regid=\(Self.nogroup)", "--clear-groups", CommandLineTests.shoal.path]
-        + arguments
-      let out = Pipe()
-      process.standardOutput = out
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      process.waitUntilExit()
-      return (process.terminationStatus, text)
+      try CommandLineTests().run(arguments, as: (Self.nobody, Self.nogroup))
     }
     try store.write { try $0.put(bytes("later"), forKey: bytes("k0"), in: "k") }
     #expect(try runAsNobody(["verify", "--key-file", keyFile, dir.file()]) == (0, "ok\n"))
