@@ -105,8 +105,10 @@ public enum ServerDownload {
   /// Applies `batch` to `realm` in one write transaction, with the new cursor: objects
   /// created or updated whole from their rows (links to objects the device does not have
   /// yet are left empty), deleted ones deleted. A batch at or before the Realm's cursor
-  /// (applied already, by this process or another) changes nothing. Call it on the Realm's
-  /// thread, outside a write transaction.
+  /// (applied already, by this process or another) changes nothing. Changes of classes the
+  /// Realm does not have are passed over. A row that does not fit its property's type throws,
+  /// naming the column, and nothing of the batch is applied. Call it on the Realm's thread,
+  /// outside a write transaction.
   public static func apply(_ batch: Batch, to realm: Realm) throws {
     try realm.write {
       guard batch.cursor > cursor(of: realm) else { return }

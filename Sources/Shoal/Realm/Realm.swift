@@ -516,12 +516,7 @@ enum RealmCache {
         "Realm at path '\((configuration.fileURL ?? Realm.Configuration.defaultFileURL).path)' already opened with "
           + "different read permissions")
     }
-    if let core = cache.entries[key]?.core, core.configuration.encryptionKey != configuration.encryptionKey {
-      _ = Realm.validatedEncryptionKey(configuration.encryptionKey)
-      fatalError(
-        "Realm at path '\((configuration.fileURL ?? Realm.Configuration.defaultFileURL).path)' already opened with "
-          + "different encryption key")
-    }
+    if let core = cache.entries[key]?.core { Realm.requireEncryptionKey(of: configuration, toOpen: core.store) }
     if let core = cache.entries[key]?.core, core.configuration.schemaVersion == configuration.schemaVersion {
       if core.events == nil, let events = configuration.eventConfiguration {
         core.events = EventContext(configuration: events, realm: configuration)
@@ -583,5 +578,13 @@ extension Realm {
     guard let key else { return nil }
     guard key.count == 64 else { fatalError("Encryption key must be exactly 64 bytes long") }
     return [UInt8](key)
+  }
+
+  /// RealmSwift's exception when `configuration` gives another key than the one `store`, open
+  /// in this process already, was opened with.
+  static func requireEncryptionKey(of configuration: Realm.Configuration, toOpen store: Store) {
+    guard validatedEncryptionKey(configuration.encryptionKey) != store.options.encryptionKey else { return }
+    let path = configuration.inMemoryIdentifier ?? (configuration.fileURL ?? Configuration.defaultFileURL).path
+    fatalError("Realm at path '\(path)' already opened with different encryption key")
   }
 }

@@ -34,7 +34,7 @@ final class SharedFile: Sendable {
   static func open(_ configuration: Realm.Configuration) throws(Realm.Error) -> SharedFile {
     let before = registryKeys(configuration)
     if let existing = registry.withLock({ registry in before.compactMap { registry[$0]?.file }.first }) {
-      existing.checkKey(configuration)
+      Realm.requireEncryptionKey(of: configuration, toOpen: existing.store)
       return existing
     }
     let store = try openStore(configuration)
@@ -43,7 +43,7 @@ final class SharedFile: Sendable {
     return registry.withLock { registry in
       if let existing = keys.compactMap({ registry[$0]?.file }).first {
         store.close()
-        existing.checkKey(configuration)
+        Realm.requireEncryptionKey(of: configuration, toOpen: existing.store)
         return existing
       }
       let file = SharedFile(store: store, key: configuration.fileKey)
@@ -66,14 +66,6 @@ final class SharedFile: Sendable {
     var info = stat()
     guard stat(path, &info) == 0 else { return [configuration.fileKey] }
     return ["inode:\(info.st_dev):\(info.st_ino)", configuration.fileKey]
-  }
-
-  /// RealmSwift's exception when a Realm of this process has the file open with another key.
-  private func checkKey(_ configuration: Realm.Configuration) {
-    let key = Realm.validatedEncryptionKey(configuration.encryptionKey)
-    guard key != store.options.encryptionKey else { return }
-    let path = configuration.inMemoryIdentifier ?? (configuration.fileURL ?? Realm.Configuration.defaultFileURL).path
-    fatalError("Realm at path '\(path)' already opened with different encryption key")
   }
 
   private static func openStore(_ configuration: Realm.Configuration) throws(Realm.Error) -> Store {
@@ -141,16 +133,16 @@ extension Realm.Error {
           .invalidDatabase, prefix + "Invalid mnemonic: it is not a Realm file of this format. Check the path.",
           fileURL: url)
       }
-    case .wrongEncryptionKey(_, let size)?:
+    case .wrongEncryptionKey(_, let size)?, .notEncrypted(_, let size)?:
+      // RealmSwift's words for both: the page it could not decrypt. Then which of the two it is.
+      var which = "The encryption key does not match the one the file was written with."
+      if case .notEncrypted? = error as? StorageError {
+        which = "The file is not encrypted: open it with encryptionKey nil."
+      }
       self.init(
         .invalidDatabase,
-        prefix + "Realm file decryption failed (Decryption failed: page 0 in file of size \(size)). "
-          + "The encryption key does not match the one the file was written with.", fileURL: url)
-    case .notEncrypted(_, let size)?:
-      self.init(
-        .invalidDatabase,
-        prefix + "Realm file decryption failed (Decryption failed: page 0 in file of size \(size)). "
-          + "The file is not encrypted: open it with encryptionKey nil.", fileURL: url)
+        prefix + "Realm file decryption failed (Decryption failed: page 0 in file of size \(size)). " + which,
+        fileURL: url)
     case .encryptionKeyRequired?:
       self.init(
         .invalidDatabase,
