@@ -45,21 +45,28 @@ public enum ServerDownload {
     return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
   }
 
-  /// The server's changes after `cursor`, at most `limit` log entries.
+  /// The server's changes after `cursor`, at most `limit` log entries. An object whose
+  /// changes in the batch all came from `uploader` (this device's own uploads, see
+  /// `ServerUpload.uploader(of:client:)`) is left out: the device has it already.
   public static func fetch(
-    after cursor: Int64, from client: PostgresClient, limit: Int = 1000,
+    after cursor: Int64, from client: PostgresClient, limit: Int = 1000, excluding uploader: String? = nil,
     logger: Logger = Logger(label: "shoal.sync")
   ) async throws -> Batch {
     let entries = try await client.query(
       """
-      SELECT seq, class_name, primary_key::text FROM shoal_changes WHERE seq > \(cursor) ORDER BY seq LIMIT \(limit)
+      SELECT seq, class_name, primary_key::text, coalesce(client_id, '') FROM shoal_changes
+      WHERE seq > \(cursor) ORDER BY seq LIMIT \(limit)
       """, logger: logger)
     var last: [String: (seq: Int64, className: String, key: String)] = [:]
+    var foreign: Set<String> = []
     var newest = cursor
-    for try await (seq, className, key) in entries.decode((Int64, String, String).self) {
-      last[className + "\u{0}" + key] = (seq, className, key)
+    for try await (seq, className, key, origin) in entries.decode((Int64, String, String, String).self) {
+      let id = className + "\u{0}" + key
+      last[id] = (seq, className, key)
+      if origin != uploader || uploader == nil { foreign.insert(id) }
       newest = max(newest, seq)
     }
+    last = last.filter { foreign.contains($0.key) }
     // Each object's row as it is now (absent: deleted since), fetched per class.
     var rows: [String: String] = [:]
     for className in Set(last.values.map(\.className)) {
@@ -112,18 +119,32 @@ public enum ServerDownload {
   public static func apply(_ batch: Batch, to realm: Realm) throws {
     try realm.write {
       guard batch.cursor > cursor(of: realm) else { return }
+      let pending = PendingChanges(realm)
       var linksLater: [(className: String, values: [String: Any])] = []
       for change in batch.changes {
         guard let schema = realm.schema[change.className], let key = schema.primaryKeyProperty else { continue }
+        let keyValue = try RowDecoder.value(json: change.primaryKey, as: key, in: realm)
+        let local = pending.change(of: change.className, key: keyValue)
         guard let row = change.row else {
-          if let keyValue = try? RowDecoder.value(json: change.primaryKey, as: key, in: realm),
+          // A delete wins over a local update; an object made again locally is uploaded again.
+          if local != .inserted,
             let object = realm.dynamicObject(ofType: change.className, forPrimaryKey: keyValue as Any)
           {
             realm.delete(object)
           }
           continue
         }
-        let (values, links) = try RowDecoder.values(json: row, schema: schema, in: realm)
+        var (values, links) = try RowDecoder.values(json: row, schema: schema, in: realm)
+        switch local {
+        case .inserted, .deleted: continue  // The local object (or its deletion) is uploaded over it.
+        case .updated(let properties):
+          // Rebased: the local values of properties not uploaded yet stay, and win once uploaded.
+          for name in properties {
+            values[name] = nil
+            links[name] = nil
+          }
+        case nil: break
+        }
         realm.dynamicCreate(change.className, value: values, update: .modified)
         if !links.isEmpty {
           var linkValues = links
@@ -140,6 +161,53 @@ public enum ServerDownload {
       var cursor = batch.cursor.littleEndian
       realm.setSyncState(cursorKey, withUnsafeBytes(of: &cursor) { Array($0) })
     }
+  }
+}
+
+/// The changes of a device not uploaded yet, by object: what a download must not overwrite.
+struct PendingChanges {
+  enum Change: Equatable {
+    case inserted
+    case deleted
+    case updated(Set<String>)
+  }
+
+  private var changes: [String: Change] = [:]
+
+  init(_ realm: Realm) {
+    for entry in realm.syncOutbox(limit: Int.max) {
+      for change in entry.changes {
+        let id = PendingChanges.id(change.className, change.primaryKey)
+        switch (changes[id], change.kind) {
+        case (_, .delete): changes[id] = .deleted
+        case (_, .insert): changes[id] = .inserted
+        case (.updated(let earlier), .update): changes[id] = .updated(earlier.union(change.properties))
+        case (.inserted, .update): break
+        case (.deleted, .update), (nil, .update): changes[id] = .updated(Set(change.properties))
+        }
+      }
+    }
+  }
+
+  /// The local change of an object of `className` whose primary key is `key` (as the
+  /// property's type), nil when it has none waiting.
+  func change(of className: String, key: Any?) -> Change? {
+    guard !changes.isEmpty else { return nil }
+    return changes[PendingChanges.id(className, key)]
+  }
+
+  static func id(_ className: String, _ key: Any?) -> String {
+    let text: String
+    switch key {
+    case let value as Int64: text = String(value)
+    case let value as Int: text = String(value)
+    case let value as ObjectId: text = value.stringValue
+    case let value as UUID: text = value.uuidString.lowercased()
+    case let value as String: text = value
+    case nil: text = "null"
+    case let value?: text = "\(value)"
+    }
+    return className + "\u{0}" + text
   }
 }
 

@@ -194,6 +194,7 @@ extension RealmCore {
       for key in keys {
         let keyBytes = TableInfo.keyBytes(key)
         guard let row = row(table, key) else { continue }
+        try noteSyncDeletes(table, [(key, row)], write)
         for index in table.indexedProperties {
           _ = try write.delete(OrderedIndexKey.key(row[index]) + keyBytes, in: table.indexKeyspace(index))
         }
@@ -309,6 +310,14 @@ extension RealmCore {
   func deleteAll() {
     perform { write in
       for table in schema.tables.values {
+        if try syncOutboxEnabled(write), !table.isEmbedded, table.primaryKeyIndex != nil {
+          var rows: [(ObjectKey, [RowValue])] = []
+          scan(table.keyspace) { key, value in
+            if let row = try? RowCodec.decode(value) { rows.append((TableInfo.key(from: key[...]), row)) }
+            return true
+          }
+          try noteSyncDeletes(table, rows, write)
+        }
         if try write.hasKeyspace(table.keyspace) { try write.clear(table.keyspace) }
         if table.primaryKeyIndex != nil, try write.hasKeyspace(table.primaryKeyspace) {
           try write.clear(table.primaryKeyspace)

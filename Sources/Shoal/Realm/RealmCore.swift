@@ -54,6 +54,10 @@ final class RealmCore {
   var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.
   var nextKeys: [ObjectIdentifier: (table: TableInfo, next: ObjectKey)] = [:]
+  /// Whether the open write transaction's file records writes for sync (nil: not looked up yet).
+  var syncOutboxKnown: Bool?
+  /// Primary keys of the objects the open write transaction deleted, per class (sync only).
+  var syncDeleted: [String: [ObjectKey: RowValue]] = [:]
   /// The update policy of the `add` in progress, applied to linked objects it adds.
   var addPolicy: Realm.UpdatePolicy = .error
   /// Objects made managed by `add` whose rows are not written yet, in the order reached (see
@@ -111,6 +115,9 @@ final class RealmCore {
     do { read = try file.store.beginRead() } catch { throw Realm.Error(storage: error, fileURL: configuration.fileURL) }
     if let events = configuration.eventConfiguration {
       self.events = EventContext(configuration: events, realm: configuration)
+    }
+    if let sync = configuration.syncConfiguration, configuration.inMemoryIdentifier == nil, !configuration.readOnly {
+      sync.agent.realmOpened(configuration)
     }
     // Realm Core's form: "DB: <number> …" for what concerns one database.
     Log.write(
@@ -294,6 +301,8 @@ final class RealmCore {
     hasRead = true
     write = transaction
     nextKeys = [:]
+    syncOutboxKnown = nil
+    syncDeleted = [:]
     stamp &+= 1
   }
 
@@ -314,6 +323,7 @@ final class RealmCore {
         try transaction.put(
           TableInfo.keyBytes(next), forKey: Array(("next/" + name).utf8), in: RealmSchema.metaKeyspace)
       }
+      try appendToSyncOutbox(transaction)
       if tokens.isEmpty {
         committed = try transaction.commit()
       } else {
@@ -352,6 +362,7 @@ final class RealmCore {
     transaction.abort()
     write = nil
     nextKeys = [:]
+    syncDeleted = [:]
     stamp &+= 1
   }
 

@@ -468,6 +468,14 @@ public final class WriteTransaction {
     return min(try store.syncHoldingWriterLock(base), baseVersion)
   }
 
+  /// The change record this transaction would store if it committed now: what it inserted,
+  /// updated and deleted so far, per keyspace that tracks changes. A keyspace created in the
+  /// transaction is marked `created` and lists no keys; one cleared is marked `cleared`.
+  public func pendingChangeRecord() throws -> ChangeRecord {
+    try checkOpen()
+    return changeRecord()
+  }
+
   private func changeRecord() -> ChangeRecord {
     var keyspaces: [KeyspaceChanges] = []
     for s in states where s.modified && (s.tracksChanges || s.dropped || s.created) {
