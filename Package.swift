@@ -103,10 +103,17 @@ let package = Package(
     .target(name: "ShoalSharedModels", dependencies: ["Shoal"], path: "Tools/SharedModels"),
     .executableTarget(
       name: "shoal-realm-worker", dependencies: ["Shoal", "ShoalSharedModels"], path: "Tools/shoal-realm-worker"),
+    // A synced device in a process of its own, for the sync tests and the demo.
+    .executableTarget(
+      name: "shoal-sync-worker", dependencies: ["Shoal", "ShoalSync", "ShoalSharedModels"],
+      path: "Tools/shoal-sync-worker"),
+    // What the test suites share: driving helper processes.
+    .target(name: "ShoalTestSupport", path: "Tests/Support"),
     .testTarget(
       name: "ShoalTests",
       dependencies: [
-        "Shoal", "ShoalStorage", "ShoalLogging", "ShoalCombine", "ShoalSharedModels", "shoal-realm-worker", "shoal",
+        "ShoalTestSupport", "Shoal", "ShoalStorage", "ShoalLogging", "ShoalCombine", "ShoalSharedModels",
+        "shoal-realm-worker", "shoal",
         .product(name: "OpenCombine", package: "OpenCombine"),
         .product(name: "OpenCombineDispatch", package: "OpenCombine"),
       ],
@@ -114,7 +121,10 @@ let package = Package(
     // Against a private PostgreSQL cluster that `make test` starts (SHOAL_PG_URL).
     .testTarget(
       name: "ShoalSyncTests",
-      dependencies: ["ShoalSync", "Shoal", "shoal", .product(name: "PostgresNIO", package: "postgres-nio")],
+      dependencies: [
+        "ShoalSync", "Shoal", "ShoalSharedModels", "ShoalTestSupport", "shoal", "shoal-sync-worker",
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+      ],
       path: "Tests/ShoalSyncTests"),
     .testTarget(
       name: "ShoalStorageTests",

@@ -5,6 +5,8 @@
 #                                   in DIR (initdb), starts it on a free loopback port and writes
 #                                   its URL to DIR/url (postgres://shoal@127.0.0.1:PORT/shoal)
 #   scripts/postgres.sh stop DIR    stops it and removes DIR
+#   scripts/postgres.sh halt DIR    stops it at once (as a crash would), keeping its data
+#   scripts/postgres.sh resume DIR  starts a halted cluster again on the same port
 #
 # PostgreSQL refuses to run as root: as root, the cluster belongs to the user `shoalpg`, created
 # when missing; otherwise to the user running the script. Nothing listens beyond 127.0.0.1, and
@@ -14,7 +16,7 @@ set -euo pipefail
 command="${1:-}"
 dir="${2:-}"
 if [ -z "$command" ] || [ -z "$dir" ]; then
-  echo "usage: $0 start|stop DIR" >&2
+  echo "usage: $0 start|stop|halt|resume DIR" >&2
   exit 2
 fi
 sudo_cmd=""
@@ -69,6 +71,7 @@ start)
     exit 1
   }
   as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U shoal shoal
+  echo "$port" >"$dir/port"
   echo "postgres://shoal@127.0.0.1:$port/shoal" >"$dir/url"
   echo "postgres.sh: running: $(cat "$dir/url")"
   ;;
@@ -79,8 +82,16 @@ stop)
   fi
   rm -rf "$dir"
   ;;
+halt)
+  as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null
+  ;;
+resume)
+  port="$(cat "$dir/port")"
+  as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null
+  ;;
 *)
-  echo "usage: $0 start|stop DIR" >&2
+  echo "usage: $0 start|stop|halt|resume DIR" >&2
   exit 2
   ;;
 esac

@@ -119,6 +119,7 @@ public enum ServerDownload {
   public static func apply(_ batch: Batch, to realm: Realm) throws {
     try realm.write {
       guard batch.cursor > cursor(of: realm) else { return }
+      realm.skipSyncOutbox()
       let pending = PendingChanges(realm)
       var linksLater: [(className: String, values: [String: Any])] = []
       for change in batch.changes {

@@ -9,7 +9,7 @@ import PostgresNIO
 /// let server = try PostgresServer(url: "postgres://app:secret@db.example.com/tasks?sslmode=require")
 /// try await server.withClient { client in try await schema.bootstrap(on: client) }
 /// ```
-public struct PostgresServer: Sendable, Equatable {
+public struct PostgresServer: Sendable, Equatable, CustomStringConvertible {
   /// The host name or address.
   public var host: String
   /// The port (5432 by default).
@@ -56,6 +56,11 @@ public struct PostgresServer: Sendable, Equatable {
       requireTLS: mode == "require" || mode == "verify-full" || mode == "verify-ca")
   }
 
+  /// The server as a URL without its password: `postgres://user@host:port/database`.
+  public var description: String {
+    "postgres://\(username)@\(host):\(port)/\(database)" + (requireTLS ? "?sslmode=require" : "")
+  }
+
   /// The client configuration postgres-nio takes.
   var clientConfiguration: PostgresClient.Configuration {
     PostgresClient.Configuration(
@@ -83,6 +88,10 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
   case unsyncableSchema(String)
   /// The server refused a statement.
   case server(String)
+  /// A sync configuration names no client.
+  case invalidClientIdentifier(String)
+  /// The server did not answer in time.
+  case timedOut(String)
 
   /// What went wrong and what to do about it.
   public var description: String {
@@ -92,6 +101,11 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         "The PostgreSQL URL '\(url)' cannot be used: \(reason). Give postgres://user[:password]@host[:port]/database."
     case .unsyncableSchema(let reason): return reason
     case .server(let message): return "PostgreSQL refused a statement: \(message)"
+    case .invalidClientIdentifier(let identifier):
+      return
+        "The sync client identifier '\(identifier)' cannot be used: give each device a stable, non-empty name "
+        + "of at most 200 characters (its uploads are recorded under it)."
+    case .timedOut(let what): return "PostgreSQL did not answer in time (\(what)); the agent retries."
     }
   }
 }
@@ -101,6 +115,8 @@ extension SyncSchema {
   /// and the triggers exist afterwards, whatever existed before.
   public func bootstrap(on client: PostgresClient, logger: Logger = Logger(label: "shoal.sync")) async throws {
     try await client.withTransaction(logger: logger) { connection in
+      // One bootstrap at a time: devices connecting together would race to create the same tables.
+      try await connection.query("SELECT pg_advisory_xact_lock(hashtext('shoal_bootstrap'))", logger: logger)
       for statement in statements {
         do {
           try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

@@ -6,6 +6,10 @@ import ShoalSync
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 final class SyncTask: Object {
   override class func shouldIncludeInDefaultSchema() -> Bool { false }
   @Persisted(primaryKey: true) var _id: ObjectId
@@ -70,6 +74,51 @@ enum TestServer {
     }
     server.database = name
     return server
+  }
+
+  /// Whether a test may start a cluster of its own (`PrivateCluster`): PostgreSQL's binaries
+  /// are installed (`make test` installs them).
+  static var canRunClusters: Bool {
+    let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+    return !versions.isEmpty || required
+  }
+
+  /// A PostgreSQL cluster of one test's own (`scripts/postgres.sh` in a temporary directory),
+  /// for stopping and starting it under a device.
+  final class PrivateCluster {
+    let directory: String
+    let url: String
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("scripts/postgres.sh").path
+
+    init() throws {
+      directory = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-pg-" + UUID().uuidString).path
+      try PrivateCluster.run("start", directory)
+      url = try String(contentsOfFile: directory + "/url", encoding: .utf8).trimmingCharacters(
+        in: .whitespacesAndNewlines)
+    }
+
+    /// Stops the server at once, keeping its data (as a crash would).
+    func halt() throws { try PrivateCluster.run("halt", directory) }
+    /// Starts it again on the same port.
+    func resume() throws { try PrivateCluster.run("resume", directory) }
+    /// Stops it and removes its files.
+    func stop() { try? PrivateCluster.run("stop", directory) }
+
+    /// Runs the script and waits for it with waitpid (Foundation's `Process.waitUntilExit`
+    /// never returns here when called from a task: the server the script starts keeps running).
+    static func run(_ command: String, _ directory: String) throws {
+      let arguments = ["/bin/bash", script, command, directory]
+      var pid: pid_t = 0
+      let argv = arguments.map { strdup($0) } + [nil]
+      defer { for argument in argv { free(argument) } }
+      guard posix_spawn(&pid, "/bin/bash", nil, nil, argv, environ) == 0 else {
+        throw SyncError.server("could not run scripts/postgres.sh \(command)")
+      }
+      var status: Int32 = 0
+      while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+      guard status == 0 else { throw SyncError.server("scripts/postgres.sh \(command) failed with status \(status)") }
+    }
   }
 
   /// `freshDatabase`'s URL.

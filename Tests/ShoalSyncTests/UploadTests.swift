@@ -165,6 +165,8 @@ struct UploadTests {
       // A downloads before uploading: B's priority arrives, A's pending title stays (rebased).
       try await download(a, as: "a", from: client)
       realmA.refresh()
+      // What A downloaded is not queued for upload again: only A's own title edit waits.
+      #expect(ServerUpload.pendingCount(in: realmA) == 1)
       let taskA = try #require(realmA.object(ofType: SyncTask.self, forPrimaryKey: id))
       #expect(taskA.priority == 2 && taskA.title == "plan A")
       _ = try await upload(a, as: "a", to: client)

@@ -76,6 +76,9 @@ extension Realm {
     public var seedFilePath: URL?
     /// Enables event recording (`Realm.events`) when non-nil.
     public var eventConfiguration: EventConfiguration?
+    /// Syncs the file with a server when non-nil (see `SyncConfiguration`; made with
+    /// `import ShoalSync`): one process among those with the file open runs the sync agent.
+    public var syncConfiguration: SyncConfiguration?
     /// Classes without a Swift type, managed as if the program declared them (the event
     /// file's `AuditEvent`, whose columns follow the metadata keys in use).
     var dynamicSchemas: [ObjectSchema] = []
@@ -83,12 +86,14 @@ extension Realm {
     /// Creates a configuration; every parameter has RealmSwift's default.
     public init(
       fileURL: URL? = Configuration.defaultFileURL, inMemoryIdentifier: String? = nil,
-      encryptionKey: Data? = nil, readOnly: Bool = false, schemaVersion: UInt64 = 0,
+      syncConfiguration: SyncConfiguration? = nil, encryptionKey: Data? = nil, readOnly: Bool = false,
+      schemaVersion: UInt64 = 0,
       migrationBlock: MigrationBlock? = nil, deleteRealmIfMigrationNeeded: Bool = false,
       shouldCompactOnLaunch: (@Sendable (Int, Int) -> Bool)? = nil, objectTypes: [ObjectBase.Type]? = nil,
       seedFilePath: URL? = nil
     ) {
       self.storedFileURL = fileURL
+      self.syncConfiguration = syncConfiguration
       self.encryptionKey = encryptionKey
       self.readOnly = readOnly
       self.schemaVersion = schemaVersion

@@ -58,6 +58,8 @@ final class RealmCore {
   var syncOutboxKnown: Bool?
   /// Primary keys of the objects the open write transaction deleted, per class (sync only).
   var syncDeleted: [String: [ObjectKey: RowValue]] = [:]
+  /// Whether the open write transaction stays out of the sync outbox (a download's).
+  var syncOutboxSuppressed = false
   /// The update policy of the `add` in progress, applied to linked objects it adds.
   var addPolicy: Realm.UpdatePolicy = .error
   /// Objects made managed by `add` whose rows are not written yet, in the order reached (see
@@ -303,6 +305,7 @@ final class RealmCore {
     nextKeys = [:]
     syncOutboxKnown = nil
     syncDeleted = [:]
+    syncOutboxSuppressed = false
     stamp &+= 1
   }
 

@@ -32,8 +32,11 @@ extension RealmCore {
   /// Appends the pending transaction's changes to the outbox, if sync is enabled and the
   /// transaction changed synced objects.
   func appendToSyncOutbox(_ write: WriteTransaction) throws {
-    defer { syncDeleted = [:] }
-    guard try syncOutboxEnabled(write) else { return }
+    defer {
+      syncDeleted = [:]
+      syncOutboxSuppressed = false
+    }
+    guard !syncOutboxSuppressed, try syncOutboxEnabled(write) else { return }
     let record = try write.pendingChangeRecord()
     var byKeyspace: [String: TableInfo] = [:]
     for table in schema.tables.values { byKeyspace[table.keyspace] = table }
@@ -233,6 +236,13 @@ extension Realm {
       return entries.count < limit
     }
     return entries
+  }
+
+  /// Keeps the current write transaction out of the outbox: for the changes sync downloads,
+  /// which the server has already (uploading them again would echo them between devices).
+  package func skipSyncOutbox() {
+    core.requireWrite()
+    core.syncOutboxSuppressed = true
   }
 
   /// Removes outbox entries up to and including `sequence`, in the current write transaction.

@@ -29,3 +29,17 @@ extension Realm {
     }
   }
 }
+
+extension Realm {
+  /// Takes the sync agent's role among the processes sharing the file (see
+  /// `Store.tryAcquireRole`): true when this process now runs the agent.
+  package func tryAcquireSyncAgentRole() -> Bool { core.file.store.tryAcquireRole(StoreRoles.syncAgent) }
+
+  /// Gives the sync agent's role up.
+  package func releaseSyncAgentRole() { core.file.store.releaseRole(StoreRoles.syncAgent) }
+
+  /// Calls `callback` after each commit to the file by any process (on a thread of the store's).
+  package func addFileChangeListener(_ callback: @escaping @Sendable () -> Void) -> ChangeListenerToken {
+    core.file.store.addChangeListener { _, _ in callback() }
+  }
+}

@@ -44,6 +44,11 @@ protocol Coordinator: AnyObject, Sendable {
   /// rules that make its commits survive a power loss: no reuse of space freed by a commit not
   /// yet durable, a durable fallback anchor, a sync every few commits.
   var fullDurabilityPresent: Bool { get }
+  /// Takes role `role` (0 ..< `StoreRoles.count`) if no process holds it (this one included);
+  /// false at once otherwise. Released by `releaseRole`, or by the kernel when the process dies.
+  func tryAcquireRole(_ role: Int) -> Bool
+  /// Gives role `role` up, if this process holds it.
+  func releaseRole(_ role: Int)
   /// Runs `body` holding the publisher lock if nobody holds it; nil at once when someone does.
   func tryWithPublisherLock<R>(_ body: () throws -> R) throws -> R?
   /// Runs `body` holding the publisher lock, which one thread of one process holds at a time:
@@ -85,6 +90,12 @@ protocol Coordinator: AnyObject, Sendable {
 /// `StorageFile` given directly): pins and the newest version live in this process.
 final class LocalCoordinator: Coordinator {
   func latestHoldingWriterLock() -> Meta { latest() }
+
+  private let roles = Mutex<Set<Int>>([])
+
+  func tryAcquireRole(_ role: Int) -> Bool { roles.withLock { $0.insert(role).inserted } }
+
+  func releaseRole(_ role: Int) { _ = roles.withLock { $0.remove(role) } }
 
   private struct State {
     var meta: Meta {

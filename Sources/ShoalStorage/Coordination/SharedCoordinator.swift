@@ -164,6 +164,8 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     var reclaimed = 0
   }
   private let local = Mutex(LocalPins())
+  /// The roles this process holds (`tryAcquireRole`).
+  private let roles = Mutex<Set<Int>>([])
   private let dataPath: String
 
   private func word(_ offset: Int) -> UnsafeAtomic<UInt64> {
@@ -462,6 +464,28 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
       if fcntl(fd, wait ? SHOAL_F_OFD_SETLKW : SHOAL_F_OFD_SETLK, &lock) == 0 { return true }
       if errno == EINTR { continue }
       return false
+    }
+  }
+
+  /// The first role byte (see `tryAcquireRole`): roles are exclusive OFD locks, so only a
+  /// process with write access to the lock file can hold one, and a dead holder holds none.
+  static let roleBase: Int64 = publisherByte + 1
+
+  func tryAcquireRole(_ role: Int) -> Bool {
+    precondition((0..<StoreRoles.count).contains(role), "role out of range")
+    return roles.withLock { held in
+      guard !held.contains(role),
+        SharedCoordinator.ofdLock(lockFD, F_WRLCK, SharedCoordinator.roleBase + Int64(role), wait: false)
+      else { return false }
+      held.insert(role)
+      return true
+    }
+  }
+
+  func releaseRole(_ role: Int) {
+    roles.withLock { held in
+      guard held.remove(role) != nil else { return }
+      SharedCoordinator.ofdUnlock(lockFD, SharedCoordinator.roleBase + Int64(role))
     }
   }
 

@@ -42,12 +42,14 @@ public struct LogCategory: Hashable, Sendable, CustomStringConvertible {
   public static let notification = LogCategory(index: 5)
   /// Processes sharing a file: sessions, pins, dead processes.
   public static let coordination = LogCategory(index: 6)
+  /// Sync with a server (ShoalSync): the agent's connection, uploads, downloads and errors.
+  public static let sync = LogCategory(index: 7)
 
   static let names = [
     "Shoal", "Shoal.Storage", "Shoal.Storage.Transaction", "Shoal.Storage.Query", "Shoal.Storage.Object",
-    "Shoal.Storage.Notification", "Shoal.Coordination",
+    "Shoal.Storage.Notification", "Shoal.Coordination", "Shoal.Sync",
   ]
-  static let parents: [Int?] = [nil, 0, 1, 1, 1, 1, 0]
+  static let parents: [Int?] = [nil, 0, 1, 1, 1, 1, 0, 0]
 
   /// Every category, root first.
   public static let all = (0..<names.count).map { LogCategory(index: $0) }

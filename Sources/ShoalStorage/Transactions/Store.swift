@@ -611,6 +611,23 @@ public final class Store: Sendable {
     listeners.add(callback, startingAt: latestVersion)
   }
 
+  // MARK: Roles
+
+  /// Takes role `role` (0 ..< `StoreRoles.count`) among all the processes sharing the file, if
+  /// none holds it (this store included): true when taken. A role is for work one process
+  /// should do on behalf of all, such as ShoalSync's agent. It is an exclusive lock on a byte of
+  /// the lock file, so only a process that may write the lock file can hold it, and the kernel
+  /// releases it when the holding process dies; it is also released by `releaseRole` and when
+  /// the store closes.
+  ///
+  /// ```swift
+  /// if store.tryAcquireRole(StoreRoles.syncAgent) { runAgent(); store.releaseRole(StoreRoles.syncAgent) }
+  /// ```
+  public func tryAcquireRole(_ role: Int) -> Bool { coordinator.tryAcquireRole(role) }
+
+  /// Gives up role `role` if this store holds it.
+  public func releaseRole(_ role: Int) { coordinator.releaseRole(role) }
+
   // MARK: History
 
   /// The change records of the commits after `from` up to and including `to` (default: the
@@ -637,4 +654,12 @@ public struct CacheStatistics: Sendable, Equatable {
   public var hits: UInt64
   /// Reads that had to read and decompress a block.
   public var misses: UInt64
+}
+
+/// The roles a process can hold among those sharing a file (`Store.tryAcquireRole`).
+public enum StoreRoles {
+  /// How many roles there are.
+  public static let count = 16
+  /// The sync agent of ShoalSync.
+  public static let syncAgent = 0
 }

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Shoal
 import ShoalSharedModels
+import ShoalTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,72 +10,14 @@ import Testing
 #endif
 
 /// A `shoal-realm-worker` process driven over its stdin, answering on its stdout.
-final class RealmWorker {
-  let process = Process()
-  private let output = Pipe()
-  private let input = Pipe()
-  private var buffer: [UInt8] = []
-
+final class RealmWorker: WorkerProcess {
   /// Starts a worker on `file`, opened with `encryptionKey` when one is given.
   init(file: String, encryptionKey: Data? = nil) throws {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-      .deletingLastPathComponent().appendingPathComponent("shoal-realm-worker")
-    process.executableURL = executable
-    process.arguments =
-      ["--file", file] + (encryptionKey.map { ["--key", $0.map { String(format: "%02x", $0) }.joined()] } ?? [])
-    process.standardOutput = output
-    process.standardInput = input
-    try process.run()
-    #expect(try line() == "ready")
+    try super.init(
+      "shoal-realm-worker",
+      arguments: ["--file", file]
+        + (encryptionKey.map { ["--key", $0.map { String(format: "%02x", $0) }.joined()] } ?? []))
   }
-
-  deinit {
-    if process.isRunning {
-      Glibc.kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-    }
-  }
-
-  /// Sends a command and returns the answer line.
-  func send(_ command: String) throws -> String {
-    input.fileHandleForWriting.write(Data((command + "\n").utf8))
-    return try line()
-  }
-
-  /// Sends a command without waiting for an answer.
-  func sendOnly(_ command: String) {
-    input.fileHandleForWriting.write(Data((command + "\n").utf8))
-  }
-
-  /// SIGKILLs the process and reaps it.
-  func kill() {
-    Glibc.kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-  }
-
-  /// The next line of output, polling the pipe for at most `timeout` seconds.
-  func line(timeout: Double = 60) throws -> String {
-    let deadline = Date().addingTimeInterval(timeout)
-    let fd = output.fileHandleForReading.fileDescriptor
-    while true {
-      if let newline = buffer.firstIndex(of: 10) {
-        let line = String(decoding: buffer[..<newline], as: UTF8.self)
-        buffer.removeSubrange(...newline)
-        return line
-      }
-      let left = deadline.timeIntervalSinceNow
-      guard left > 0 else { throw WorkerError.timeout }
-      var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      if poll(&pfd, 1, Int32(min(left, 1) * 1000)) > 0 {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = read(fd, &chunk, chunk.count)
-        guard n > 0 else { throw WorkerError.ended }
-        buffer += chunk[0..<n]
-      }
-    }
-  }
-
-  enum WorkerError: Error { case timeout, ended }
 }
 
 @Suite("Objects shared by several processes", .serialized)

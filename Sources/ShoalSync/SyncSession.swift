@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Logging
+import PostgresNIO
+import Shoal
+import Synchronization
+
+extension Realm {
+  /// The sync session of this Realm's file (nil when the Realm is not synced), as RealmSwift's
+  /// `Realm.syncSession`.
+  ///
+  /// ```swift
+  /// try realm.write { realm.add(task) }
+  /// try await realm.syncSession?.wait(for: .upload)   // on the server now
+  /// ```
+  public var syncSession: SyncSession? {
+    guard let agent = SyncAgent.agent(for: configuration) else { return nil }
+    return SyncSession(agent: agent)
+  }
+}
+
+/// A synced file's session in this process (RealmSwift's `SyncSession`): its state, its
+/// connection, waiting for uploads and downloads, suspending and resuming.
+///
+/// Of the processes that have the file open, one runs the sync agent (`isAgent`); a session
+/// in another reports that process's work only through the file: `wait(for:)` works in every
+/// process, `connectionState` is this process's agent's.
+public final class SyncSession: Sendable {
+  /// Whether the session is syncing (RealmSwift's `SyncSession.State`).
+  public enum State: Sendable, Equatable {
+    /// Syncing, or trying to (connected or not: see `connectionState`).
+    case active
+    /// Suspended (`suspend()`).
+    case inactive
+    /// Permanently failed; never reported by Shoal, whose agent always retries.
+    case invalid
+  }
+
+  /// The agent's connection to the server (RealmSwift's `SyncSession.ConnectionState`).
+  public enum ConnectionState: Sendable, Equatable {
+    /// Not connected: another process runs the agent, the session is suspended, or the agent
+    /// waits to retry after a failure.
+    case disconnected
+    /// Connecting.
+    case connecting
+    /// Connected.
+    case connected
+  }
+
+  /// What `wait(for:)` waits for.
+  public enum ProgressDirection: Sendable {
+    /// Every commit made before the call is on the server.
+    case upload
+    /// Every change the server had at the time of the call is in the file.
+    case download
+  }
+
+  let agent: SyncAgent
+
+  init(agent: SyncAgent) { self.agent = agent }
+
+  /// Active unless suspended.
+  public var state: State { agent.status.withLock { $0.suspended ? .inactive : .active } }
+
+  /// This process's connection to the server.
+  public var connectionState: ConnectionState { agent.status.withLock { $0.connection } }
+
+  /// Whether this process runs the file's agent now.
+  public var isAgent: Bool { agent.status.withLock { $0.isAgent } }
+
+  /// The last failure the agent retried after (nil once it succeeds again).
+  public var lastError: String? { agent.status.withLock { $0.lastError } }
+
+  /// The configuration of the session's Realm.
+  public var configuration: Realm.Configuration { agent.configuration }
+
+  /// Stops syncing in this process: the agent disconnects and gives up its role (another
+  /// process with the file open may take it). Local writes go on; they upload after `resume()`.
+  public func suspend() { agent.suspend() }
+
+  /// Syncs again after `suspend()`.
+  public func resume() { agent.start() }
+
+  /// Waits until every commit made to the file before the call is on the server (`.upload`),
+  /// or until the file holds every change the server had when it was called (`.download`).
+  /// Throws `CancellationError` when the task is cancelled, and a `SyncError` when the server
+  /// cannot be asked (`.download`).
+  public func wait(for direction: ProgressDirection) async throws {
+    switch direction {
+    case .upload:
+      // Until the agent enabled the outbox, the file's objects are not entered yet.
+      try await poll { realm in realm.isSyncOutboxEnabled && ServerUpload.pendingCount(in: realm, limit: 1) == 0 }
+    case .download:
+      let target = try await newestServerChange()
+      try await poll { realm in ServerDownload.cursor(of: realm) >= target }
+    }
+  }
+
+  /// The sequence number of the server's newest change; 0 before its schema exists (the agent
+  /// creates it on connecting, or an administrator runs `shoal sync-schema`).
+  private func newestServerChange() async throws -> Int64 {
+    do {
+      return try await agent.host.server.withClient { client in
+        let logger = Logging.Logger(label: "shoal.sync")
+        var exists = false
+        for try await found in try await client.query("SELECT to_regclass('shoal_changes') IS NOT NULL", logger: logger)
+          .decode(Bool.self)
+        {
+          exists = found
+        }
+        guard exists else { return 0 }
+        var newest: Int64 = 0
+        let rows = try await client.query("SELECT coalesce(max(seq), 0)::bigint FROM shoal_changes", logger: logger)
+        for try await value in rows.decode(Int64.self) { newest = value }
+        return newest
+      }
+    } catch {
+      throw SyncError.describing(error)
+    }
+  }
+
+  /// RealmSwift's callback form of `wait(for:)`: `block` runs on `queue` (a global queue when
+  /// nil) with nil, or the error.
+  public func wait(
+    for direction: ProgressDirection, queue: DispatchQueue? = nil, block: @Sendable @escaping ((any Error)?) -> Void
+  ) {
+    Task {
+      var failure: (any Error)?
+      do { try await wait(for: direction) } catch { failure = error }
+      let error = failure
+      (queue ?? .global()).async { block(error) }
+    }
+  }
+
+  /// Checks `done` on a fresh view of the file every 5 ms.
+  private func poll(_ done: @escaping (Realm) -> Bool) async throws {
+    let configuration = agent.configuration
+    while true {
+      try Task.checkCancellation()
+      // Opened, refreshed and read without suspending: on one thread.
+      let finished = try { () throws -> Bool in
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        return done(realm)
+      }()
+      if finished { return }
+      try await Task.sleep(for: .milliseconds(5))
+    }
+  }
+}

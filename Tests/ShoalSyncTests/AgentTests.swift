@@ -1,0 +1,191 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Shoal
+import ShoalSharedModels
+import ShoalSync
+import ShoalTestSupport
+import Testing
+
+/// A synced device (`shoal-sync-worker`) in a process of its own.
+final class SyncDevice: WorkerProcess {
+  let file: String
+
+  init(file: String, url: String, client: String) throws {
+    self.file = file
+    try super.init("shoal-sync-worker", arguments: ["--file", file, "--url", url, "--client", client])
+  }
+
+  /// A new file in a directory of its own.
+  static func newFile(_ name: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shoal-agent-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name + ".realm").path
+  }
+
+  /// Uploads everything, then downloads everything, as the worker's session waits.
+  func settle() throws {
+    #expect(try send("wait upload", timeout: 120) == "waited upload")
+    #expect(try send("wait download", timeout: 120) == "waited download")
+  }
+
+  /// The number of notes in the digest line.
+  static func count(_ digest: String) -> Int { Int(digest.split(separator: " ")[1]) ?? -1 }
+}
+
+@Suite("Sync: devices in processes of their own", .serialized)
+struct AgentTests {
+  let logger = Logger(label: "shoal.sync.tests")
+
+  func scalar(_ sql: String, _ server: PostgresServer) async throws -> Int64 {
+    let logger = self.logger
+    return try await server.withClient { client in
+      var value: Int64 = -1
+      for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) {
+        value = row
+      }
+      return value
+    }
+  }
+
+  @Test(.enabled(if: TestServer.available), arguments: [2, 3])
+  func devicesConvergeAfterRandomConcurrentEdits(devices: Int) async throws {
+    let server = try await TestServer.freshDatabase()
+    let url = TestServer.url(of: server)
+    let workers = try (0..<devices).map {
+      try SyncDevice(file: SyncDevice.newFile("d\($0)"), url: url, client: "d\($0)")
+    }
+    // Two rounds of concurrent random edits of the same twenty notes, each device syncing as
+    // it goes; then every device uploads, and every device downloads.
+    for round in 0..<2 {
+      for (index, worker) in workers.enumerated() { worker.sendOnly("random \(round * 100 + index + devices) 40") }
+      for worker in workers { #expect(try worker.line(timeout: 120).hasPrefix("randomized")) }
+    }
+    for worker in workers { #expect(try worker.send("wait upload", timeout: 120) == "waited upload") }
+    for worker in workers { #expect(try worker.send("wait download", timeout: 120) == "waited download") }
+    let digests = try workers.map { try $0.send("digest") }
+    #expect(Set(digests).count == 1, "\(digests)")
+    let rows = try await scalar("SELECT count(*) FROM \"Note\"", server)
+    #expect(Int64(SyncDevice.count(digests[0])) == rows)
+    // Settled: no device sends back what it downloaded, so the change log stays still.
+    let logged = try await scalar("SELECT max(seq) FROM shoal_changes", server)
+    try await Task.sleep(for: .seconds(2))
+    #expect(try await scalar("SELECT max(seq) FROM shoal_changes", server) == logged)
+  }
+
+  @Test(.enabled(if: TestServer.available))
+  func oneProcessRunsTheAgentAndAnotherTakesOverWhenItIsKilled() async throws {
+    let server = try await TestServer.freshDatabase()
+    let url = TestServer.url(of: server)
+    let file = try SyncDevice.newFile("shared")
+    let first = try SyncDevice(file: file, url: url, client: "laptop")
+    let second = try SyncDevice(file: file, url: url, client: "laptop")
+    let observer = try SyncDevice(file: SyncDevice.newFile("other"), url: url, client: "phone")
+    #expect(try observer.send("observe") == "observing")
+    // Exactly one of the two processes sharing the file becomes the agent.
+    var roles: [String] = []
+    for _ in 0..<200 {
+      roles = [try first.send("agent"), try second.send("agent")]
+      if roles.contains("agent yes") { break }
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(roles.sorted() == ["agent no", "agent yes"])
+    let (agent, other) = roles[0] == "agent yes" ? (first, second) : (second, first)
+    // The process that is not the agent writes; the agent uploads it, the other device hears it.
+    #expect(try other.send("set n-1 hello") == "set n-1")
+    #expect(try other.send("wait upload") == "waited upload")
+    #expect(try observer.line(timeout: 60) == "observed 1")
+
+    // The agent dies; the other process takes the role over and syncs what comes next.
+    agent.kill()
+    let killed = Date()
+    var took = false
+    for _ in 0..<200 where !took {
+      took = try other.send("agent") == "agent yes"
+      if !took { try await Task.sleep(for: .milliseconds(25)) }
+    }
+    #expect(took)
+    print("AgentTests: the role was taken over \(Int(Date().timeIntervalSince(killed) * 1000)) ms after the kill")
+    #expect(try other.send("set n-2 again") == "set n-2")
+    #expect(try other.send("wait upload") == "waited upload")
+    #expect(try observer.line(timeout: 60) == "observed 2")
+    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == 2)
+  }
+
+  @Test(.enabled(if: TestServer.available))
+  func anAgentKilledDuringUploadsAndDownloadsLosesAndRepeatsNothing() async throws {
+    let server = try await TestServer.freshDatabase()
+    let url = TestServer.url(of: server)
+    let file = try SyncDevice.newFile("device")
+    var device: SyncDevice? = try SyncDevice(file: file, url: url, client: "tablet")
+    // Killed in the middle of 400 commits, each uploaded as it lands.
+    device?.sendOnly("addloop 400 k")
+    var acknowledged = -1
+    while acknowledged < 150, let line = try device?.line(timeout: 60), line.hasPrefix("committed ") {
+      acknowledged = Int(line.dropFirst("committed ".count)) ?? acknowledged
+    }
+    device?.kill()
+    device = try SyncDevice(file: file, url: url, client: "tablet")
+    try device?.settle()
+    let digest = try #require(try device?.send("digest"))
+    let local = SyncDevice.count(digest)
+    #expect(local > acknowledged)
+    // Every committed note is on the server once: one logged change each (an upload applied
+    // twice would log its notes twice), and at most one recorded upload per commit (the
+    // commits before the agent first enabled the outbox upload as one).
+    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local))
+    #expect(
+      try await scalar("SELECT count(*) FROM shoal_changes WHERE client_id LIKE 'tablet/%'", server) == Int64(local))
+    let uploads = try await scalar("SELECT count(*) FROM shoal_uploads", server)
+    #expect(uploads > 0 && uploads <= Int64(local), "\(uploads) uploads of \(local) commits")
+
+    // Another application inserts 3,000 notes in 300 transactions; the device is killed while
+    // downloading them and started again.
+    let logger = self.logger
+    let writer = Task {
+      try await server.withClient { client in
+        for batch in 0..<300 {
+          try await client.query(
+            PostgresQuery(
+              unsafeSQL: """
+                INSERT INTO "Note" (id, author, text, priority, tags)
+                SELECT 's-\(batch)-' || i, 'sql', 'from sql', i % 5, '[]' FROM generate_series(0, 9) i
+                """), logger: logger)
+        }
+      }
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    device?.kill()
+    try await writer.value
+    device = try SyncDevice(file: file, url: url, client: "tablet")
+    try device?.settle()
+    let after = try #require(try device?.send("digest"))
+    #expect(SyncDevice.count(after) == local + 3000)
+    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local + 3000))
+  }
+
+  @Test(.enabled(if: TestServer.available && TestServer.canRunClusters))
+  func writesMadeWhilePostgreSQLIsDownUploadWhenItIsBack() async throws {
+    let cluster = try TestServer.PrivateCluster()
+    defer { cluster.stop() }
+    let server = try PostgresServer(url: cluster.url)
+    let device = try SyncDevice(file: SyncDevice.newFile("offline"), url: cluster.url, client: "field")
+    #expect(try device.send("add 10 before") == "added 10")
+    try device.settle()
+    // PostgreSQL stops as if it crashed; writes go on locally, without waiting.
+    try cluster.halt()
+    device.sendOnly("addloop 20 during")
+    for i in 0..<20 { #expect(try device.line(timeout: 30) == "committed \(i)") }
+    try await Task.sleep(for: .seconds(1))
+    try cluster.resume()
+    // Another application writes too, once the server is back.
+    try await server.withClient { client in
+      try await client.query(
+        "INSERT INTO \"Note\" (id, author, text, priority, tags) VALUES ('sql-1', 'sql', 'hi', 1, '[]')",
+        logger: Logger(label: "shoal.sync.tests"))
+    }
+    try device.settle()
+    #expect(SyncDevice.count(try device.send("digest")) == 31)
+    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == 31)
+  }
+}
