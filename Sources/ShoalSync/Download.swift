@@ -37,6 +37,10 @@ public enum ServerDownload {
     public var changes: [Change]
     /// The change log's sequence number of the batch's last change (the new cursor).
     public var cursor: Int64
+    /// For a snapshot (`snapshot(of:from:)`), the classes it holds every row of: objects of
+    /// these classes the device has and the snapshot lacks (deleted on the server) are removed,
+    /// unless they are local changes not uploaded yet. Empty for a batch of the change log.
+    public var completeClasses: [String] = []
   }
 
   /// The sequence number of the last server change applied to `realm` (0 before the first).
@@ -89,6 +93,51 @@ public enum ServerDownload {
     return Batch(changes: changes, cursor: newest)
   }
 
+  /// Every row of `classes`' tables at one snapshot of the server, and the change log's newest
+  /// sequence number at that snapshot as the batch's cursor: a new device's first download,
+  /// one query per class instead of the whole change log. Applied with `apply(_:to:)`, after
+  /// which downloads go on from the cursor. Classes without a table on the server are passed over.
+  public static func snapshot(
+    of classes: [String], from client: PostgresClient, logger: Logger = Logger(label: "shoal.sync")
+  ) async throws -> Batch {
+    try await client.withConnection { connection in
+      try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+      do {
+        var cursor: Int64 = 0
+        for try await newest in try await connection.query(
+          "SELECT coalesce(max(seq), 0)::bigint FROM shoal_changes", logger: logger
+        ).decode(Int64.self) {
+          cursor = newest
+        }
+        var changes: [Change] = []
+        var found: [String] = []
+        for className in classes {
+          var exists = false
+          for try await found in try await connection.query(
+            "SELECT to_regclass(\(SyncSchema.quoted(className))) IS NOT NULL", logger: logger
+          ).decode(Bool.self) {
+            exists = found
+          }
+          guard exists else { continue }
+          found.append(className)
+          let key = try await primaryKeyColumn(of: className, connection: connection, logger: logger)
+          let rows = try await connection.query(
+            PostgresQuery(
+              unsafeSQL: "SELECT to_jsonb(t.\(SyncSchema.quoted(key)))::text, to_jsonb(t)::text FROM "
+                + SyncSchema.quoted(className) + " t"), logger: logger)
+          for try await (primaryKey, row) in rows.decode((String, String).self) {
+            changes.append(Change(className: className, primaryKey: primaryKey, row: row))
+          }
+        }
+        try await connection.query("COMMIT", logger: logger)
+        return Batch(changes: changes, cursor: cursor, completeClasses: found)
+      } catch {
+        _ = try? await connection.query("ROLLBACK", logger: logger)
+        throw SyncError.describing(error)
+      }
+    }
+  }
+
   private static func bindings(_ text: String) throws -> PostgresBindings {
     var binds = PostgresBindings()
     binds.append(text)
@@ -99,7 +148,15 @@ public enum ServerDownload {
   private static func primaryKeyColumn(of className: String, client: PostgresClient, logger: Logger) async throws
     -> String
   {
-    let rows = try await client.query(
+    try await client.withConnection { connection in
+      try await primaryKeyColumn(of: className, connection: connection, logger: logger)
+    }
+  }
+
+  private static func primaryKeyColumn(of className: String, connection: PostgresConnection, logger: Logger)
+    async throws -> String
+  {
+    let rows = try await connection.query(
       """
       SELECT a.attname::text FROM pg_index i
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
@@ -158,6 +215,22 @@ public enum ServerDownload {
         var resolved: [String: Any] = [:]
         for (name, value) in values { resolved[name] = RowDecoder.resolve(value, in: realm) }
         realm.dynamicCreate(className, value: resolved, update: .modified)
+      }
+      // A snapshot holds every row of its classes: what the device has beyond it was deleted
+      // on the server since (unless it is the device's own change, still to upload).
+      for className in batch.completeClasses {
+        guard let key = realm.schema[className]?.primaryKeyProperty else { continue }
+        var present: Set<String> = []
+        for change in batch.changes where change.className == className {
+          present.insert(
+            PendingChanges.id(className, try RowDecoder.value(json: change.primaryKey, as: key, in: realm)))
+        }
+        let gone = realm.dynamicObjects(className).filter { object in
+          let keyValue = object[key.name]
+          return !present.contains(PendingChanges.id(className, keyValue))
+            && pending.change(of: className, key: keyValue) == nil
+        }
+        for object in gone { realm.delete(object) }
       }
       var cursor = batch.cursor.littleEndian
       realm.setSyncState(cursorKey, withUnsafeBytes(of: &cursor) { Array($0) })

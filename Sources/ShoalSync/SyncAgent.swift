@@ -222,6 +222,15 @@ final class SyncAgent: Sendable {
         }
       }
       var downloaded = 0
+      if ServerDownload.cursor(of: realm) == 0 {
+        // A new device: every row at one snapshot, then the change log after it.
+        let classes = schema.tables.map(\.className)
+        let batch = try blocking("download") {
+          try await ServerDownload.snapshot(of: classes, from: client, logger: logger)
+        }
+        try ServerDownload.apply(batch, to: realm)
+        downloaded += batch.changes.count
+      }
       while true {
         let cursor = ServerDownload.cursor(of: realm)
         let batch = try blocking("download") {

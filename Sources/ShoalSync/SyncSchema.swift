@@ -66,6 +66,10 @@ public struct SyncSchema: Sendable, Equatable {
   /// The channel the triggers notify (`LISTEN shoal_changes`) with the change's sequence number.
   public static let channel = "shoal_changes"
 
+  /// The advisory lock (`pg_advisory_xact_lock`) every transaction that logs a change holds
+  /// until it commits, so that the change log's sequence numbers follow commit order.
+  public static let logLock: Int64 = 0x5348_4F41_4C00_0001
+
   /// The synced classes' tables, in the schema's order.
   public let tables: [Table]
 
@@ -158,13 +162,16 @@ public struct SyncSchema: Sendable, Equatable {
       """,
       // The row's primary key as JSON (of any type), the uploading client and its version when
       // a device's upload made the change (set per transaction with set_config), null for
-      // another application's.
+      // another application's. The transaction-wide lock first makes sequence numbers follow
+      // commit order: without it a transaction could take number 100 and commit after another
+      // took 101, and a device that read 101 in between would move its cursor past 100 for good.
       """
       CREATE OR REPLACE FUNCTION shoal_log_change() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         changed jsonb;
         logged bigint;
       BEGIN
+        PERFORM pg_advisory_xact_lock(\(SyncSchema.logLock));
         IF TG_OP = 'DELETE' THEN changed := to_jsonb(OLD); ELSE changed := to_jsonb(NEW); END IF;
         INSERT INTO \(SyncSchema.changeLog) (class_name, primary_key, operation, client_id, local_version)
         VALUES (

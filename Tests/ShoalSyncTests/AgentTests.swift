@@ -164,6 +164,31 @@ struct AgentTests {
     #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local + 3000))
   }
 
+  @Test(.enabled(if: TestServer.available))
+  func aNewDeviceBootstrapsOneHundredThousandRows() async throws {
+    let server = try await TestServer.freshDatabase()
+    let url = TestServer.url(of: server)
+    // The first device creates the tables; another application fills them.
+    let first = try SyncDevice(file: SyncDevice.newFile("first"), url: url, client: "first")
+    try first.settle()
+    try await server.withClient { client in
+      try await client.query(
+        """
+        INSERT INTO "Note" (id, author, text, priority, tags)
+        SELECT 'b-' || i, 'sql', 'row ' || i, i % 7, '["x"]' FROM generate_series(1, 100000) i
+        """, logger: Logger(label: "shoal.sync.tests"))
+    }
+    let started = Date()
+    let device = try SyncDevice(file: SyncDevice.newFile("new"), url: url, client: "new")
+    try device.settle()
+    let seconds = Date().timeIntervalSince(started)
+    #expect(SyncDevice.count(try device.send("digest")) == 100_000)
+    print("AgentTests: a new device bootstrapped 100,000 rows in \(String(format: "%.1f", seconds)) s (debug build)")
+    // And the first device, which had synced before, catches up through the change log.
+    try first.settle()
+    #expect(try first.send("digest") == (try device.send("digest")))
+  }
+
   @Test(.enabled(if: TestServer.available && TestServer.canRunClusters))
   func writesMadeWhilePostgreSQLIsDownUploadWhenItIsBack() async throws {
     let cluster = try TestServer.PrivateCluster()
