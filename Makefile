@@ -1,5 +1,5 @@
 # The two commands that matter on a fresh machine with only the Swift toolchain:
-#   make demo   installs liblz4-dev if missing, builds, runs the demo
+#   make demo   installs liblz4-dev (and postgresql for the sync step) if missing, builds, runs the demo
 #   make test   installs what is missing (liblz4-dev, postgresql), runs the test suites (the sync
 #               ones against a private PostgreSQL cluster it starts and stops) and the crash trials
 SWIFT ?= swift
@@ -7,6 +7,8 @@ TRIALS ?= 1000
 ENCRYPTED_TRIALS ?= 500
 # The private PostgreSQL cluster of the sync tests (scripts/postgres.sh).
 PGDIR ?= /tmp/shoal-pg-test
+# The one of the demo's sync step.
+PGDEMO ?= /tmp/shoal-pg-demo
 SEED ?= 1
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -48,6 +50,7 @@ demo: deps
 	$(SWIFT) build --product shoal
 	$(SWIFT) build --product shoal-share-example
 	$(SWIFT) build --product shoal-stress
+	$(SWIFT) build --product shoal-sync-example
 	rm -f demo.realm demo.realm.lock demo.realm.events.shoal demo.realm.events.shoal.lock
 	.build/debug/shoal-demo demo.realm
 	@echo "— the events recorded (shoal events demo.realm.events.shoal) —"
@@ -61,6 +64,10 @@ demo: deps
 	@echo "— without the key, shoal info prints only what the header says; with it, verify reads every block —"
 	.build/debug/shoal info encrypted.shoal
 	.build/debug/shoal verify encrypted.shoal --key-file demo.key
+	@echo "— two devices (two processes, two files) syncing through a private PostgreSQL —"
+	bash scripts/postgres.sh start $(PGDEMO)
+	.build/debug/shoal-sync-example "$$(cat $(PGDEMO)/url)" || { bash scripts/postgres.sh stop $(PGDEMO); exit 1; }
+	bash scripts/postgres.sh stop $(PGDEMO)
 	@echo "— a short stress run: 4 processes, one killed every second, every invariant checked —"
 	.build/debug/shoal-stress run --processes 4 --seconds 6 --kill-every 1 --seed 1
 	@echo "— the file at the end (shoal info demo.realm) —"

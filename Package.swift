@@ -85,6 +85,8 @@ let package = Package(
     .executableTarget(name: "shoal-demo", dependencies: ["Shoal", "ShoalStorage"], path: "Examples/Demo"),
     .executableTarget(
       name: "shoal-share-example", dependencies: ["Shoal", "ShoalStorage"], path: "Examples/Sharing"),
+    // Two devices syncing through PostgreSQL (`make demo` starts a private cluster for it).
+    .executableTarget(name: "shoal-sync-example", dependencies: ["Shoal", "ShoalSync"], path: "Examples/Sync"),
     .plugin(
       name: "ShoalStressPlugin",
       capability: .command(
