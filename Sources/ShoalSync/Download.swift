@@ -41,7 +41,16 @@ public enum ServerDownload {
     /// these classes the device has and the snapshot lacks (deleted on the server) are removed,
     /// unless they are local changes not uploaded yet. Empty for a batch of the change log.
     public var completeClasses: [String] = []
+    /// The version of the subscription set a snapshot applies (recorded with it), if any.
+    public var subscriptionVersion: Int? = nil
   }
+
+  /// The key recording that a snapshot was applied (`snapshot(of:from:)`).
+  static let bootstrappedKey = "download.bootstrapped"
+
+  /// Whether a snapshot of the server was ever applied to `realm`'s file: until then, its
+  /// first download should be one (the agent's choice).
+  public static func isBootstrapped(_ realm: Realm) -> Bool { realm.syncState(bootstrappedKey) != nil }
 
   /// The sequence number of the last server change applied to `realm` (0 before the first).
   public static func cursor(of realm: Realm) -> Int64 {
@@ -49,12 +58,14 @@ public enum ServerDownload {
     return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
   }
 
-  /// The server's changes after `cursor`, at most `limit` log entries. An object whose
+  /// The server's changes after `cursor`, at most `limit` log entries. With `conditions` (an
+  /// SQL condition per class, from the subscriptions), a row that does not meet its class's
+  /// condition comes as deleted: it left the device's view. An object whose
   /// changes in the batch all came from `uploader` (this device's own uploads, see
   /// `ServerUpload.uploader(of:client:)`) is left out: the device has it already.
   public static func fetch(
     after cursor: Int64, from client: PostgresClient, limit: Int = 1000, excluding uploader: String? = nil,
-    logger: Logger = Logger(label: "shoal.sync")
+    conditions: [String: String]? = nil, logger: Logger = Logger(label: "shoal.sync")
   ) async throws -> Batch {
     let entries = try await client.query(
       """
@@ -74,6 +85,8 @@ public enum ServerDownload {
     // Each object's row as it is now (absent: deleted since), fetched per class.
     var rows: [String: String] = [:]
     for className in Set(last.values.map(\.className)) {
+      let condition = conditions.map { $0[className] ?? "FALSE" } ?? "TRUE"
+      if condition == "FALSE" { continue }
       let keys = "[" + last.values.filter { $0.className == className }.map(\.key).joined(separator: ",") + "]"
       let table = SyncSchema.quoted(className)
       let key = try await primaryKeyColumn(of: className, client: client, logger: logger)
@@ -81,7 +94,7 @@ public enum ServerDownload {
         PostgresQuery(
           unsafeSQL: """
             SELECT to_jsonb(t.\(SyncSchema.quoted(key)))::text, to_jsonb(t)::text FROM \(table) t
-            WHERE to_jsonb(t.\(SyncSchema.quoted(key))) IN (SELECT jsonb_array_elements($1::jsonb))
+            WHERE to_jsonb(t.\(SyncSchema.quoted(key))) IN (SELECT jsonb_array_elements($1::jsonb)) AND \(condition)
             """, binds: try bindings(keys)), logger: logger)
       for try await (primaryKey, row) in found.decode((String, String).self) {
         rows[className + "\u{0}" + primaryKey] = row
@@ -97,8 +110,11 @@ public enum ServerDownload {
   /// sequence number at that snapshot as the batch's cursor: a new device's first download,
   /// one query per class instead of the whole change log. Applied with `apply(_:to:)`, after
   /// which downloads go on from the cursor. Classes without a table on the server are passed over.
+  /// With `conditions` (from the subscriptions, whose `subscriptionVersion` the batch then
+  /// records as applied), only the rows meeting their class's condition.
   public static func snapshot(
-    of classes: [String], from client: PostgresClient, logger: Logger = Logger(label: "shoal.sync")
+    of classes: [String], from client: PostgresClient, conditions: [String: String]? = nil,
+    subscriptionVersion: Int? = nil, logger: Logger = Logger(label: "shoal.sync")
   ) async throws -> Batch {
     try await client.withConnection { connection in
       try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
@@ -120,17 +136,20 @@ public enum ServerDownload {
           }
           guard exists else { continue }
           found.append(className)
+          let condition = conditions.map { $0[className] ?? "FALSE" } ?? "TRUE"
+          if condition == "FALSE" { continue }
           let key = try await primaryKeyColumn(of: className, connection: connection, logger: logger)
           let rows = try await connection.query(
             PostgresQuery(
               unsafeSQL: "SELECT to_jsonb(t.\(SyncSchema.quoted(key)))::text, to_jsonb(t)::text FROM "
-                + SyncSchema.quoted(className) + " t"), logger: logger)
+                + SyncSchema.quoted(className) + " t WHERE " + condition), logger: logger)
           for try await (primaryKey, row) in rows.decode((String, String).self) {
             changes.append(Change(className: className, primaryKey: primaryKey, row: row))
           }
         }
         try await connection.query("COMMIT", logger: logger)
-        return Batch(changes: changes, cursor: cursor, completeClasses: found)
+        return Batch(
+          changes: changes, cursor: cursor, completeClasses: found, subscriptionVersion: subscriptionVersion)
       } catch {
         _ = try? await connection.query("ROLLBACK", logger: logger)
         throw SyncError.describing(error)
@@ -175,7 +194,14 @@ public enum ServerDownload {
   /// outside a write transaction.
   public static func apply(_ batch: Batch, to realm: Realm) throws {
     try realm.write {
-      guard batch.cursor > cursor(of: realm) else { return }
+      // A snapshot may be applied at the cursor the device has when the device never had one, or
+      // for a new subscription set (the view changed, not the server).
+      let current = cursor(of: realm)
+      let newView =
+        !batch.completeClasses.isEmpty
+        && (!isBootstrapped(realm)
+          || (batch.subscriptionVersion.map { $0 > SubscriptionDocument.applied(realm) } ?? false))
+      guard batch.cursor > current || (newView && batch.cursor >= current) else { return }
       realm.skipSyncOutbox()
       let pending = PendingChanges(realm)
       var linksLater: [(className: String, values: [String: Any])] = []
@@ -232,6 +258,8 @@ public enum ServerDownload {
         }
         for object in gone { realm.delete(object) }
       }
+      if let version = batch.subscriptionVersion { SubscriptionDocument.setApplied(version, in: realm) }
+      if !batch.completeClasses.isEmpty { realm.setSyncState(bootstrappedKey, [1]) }
       var cursor = batch.cursor.littleEndian
       realm.setSyncState(cursorKey, withUnsafeBytes(of: &cursor) { Array($0) })
     }

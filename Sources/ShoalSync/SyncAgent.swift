@@ -222,11 +222,17 @@ final class SyncAgent: Sendable {
         }
       }
       var downloaded = 0
-      if ServerDownload.cursor(of: realm) == 0 {
-        // A new device: every row at one snapshot, then the change log after it.
-        let classes = schema.tables.map(\.className)
+      let classes = schema.tables.map(\.className)
+      let subscriptions = SubscriptionDocument.load(realm)
+      let conditions = subscriptions?.conditions(classes: classes)
+      let newSet = subscriptions.map { $0.error == nil && $0.version > SubscriptionDocument.applied(realm) } ?? false
+      if !ServerDownload.isBootstrapped(realm) || newSet {
+        // A new device, or a changed subscription set: every row in view at one snapshot (what
+        // left the view is removed locally), then the change log after it.
+        let version = newSet ? subscriptions?.version : nil
         let batch = try blocking("download") {
-          try await ServerDownload.snapshot(of: classes, from: client, logger: logger)
+          try await ServerDownload.snapshot(
+            of: classes, from: client, conditions: conditions, subscriptionVersion: version, logger: logger)
         }
         try ServerDownload.apply(batch, to: realm)
         downloaded += batch.changes.count
@@ -234,7 +240,8 @@ final class SyncAgent: Sendable {
       while true {
         let cursor = ServerDownload.cursor(of: realm)
         let batch = try blocking("download") {
-          try await ServerDownload.fetch(after: cursor, from: client, excluding: uploader, logger: logger)
+          try await ServerDownload.fetch(
+            after: cursor, from: client, excluding: uploader, conditions: conditions, logger: logger)
         }
         guard batch.cursor > cursor else { break }
         try ServerDownload.apply(batch, to: realm)

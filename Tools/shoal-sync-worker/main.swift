@@ -19,6 +19,9 @@ import ShoalSync
 //   digest             refreshes, prints "digest COUNT HASH" of every note's fields
 //   agent              prints "agent yes|no": whether this process runs the file's agent
 //   observe            prints "observed N" (the number of notes) after each change delivered
+//   subscribe NAME PREDICATE  adds (or replaces) a named subscription to notes and waits until
+//                      it is applied: prints "subscribed NAME" or "error …"
+//   unsubscribe NAME|all  removes one subscription or all, waits: prints "unsubscribed NAME"
 //   quit               exits
 
 /// Writes one answer line, unbuffered (the test waits on it).
@@ -131,6 +134,25 @@ do {
         if case .update(let notes, _, _, _) = change { say("observed \(notes.count)") }
       }
       say("observing")
+    case "subscribe" where words.count == 3, "unsubscribe" where words.count == 2:
+      let subscriptions = realm.subscriptions
+      let done = DispatchSemaphore(value: 0)
+      let name = words[1]
+      subscriptions.update(
+        {
+          if words[0] == "subscribe" {
+            subscriptions.append(QuerySubscription<Note>(name: name, where: words[2]))
+          } else if name == "all" {
+            subscriptions.removeAll()
+          } else {
+            subscriptions.remove(named: name)
+          }
+        },
+        onComplete: { error in
+          say(error.map { "error \($0)" } ?? "\(words[0])d \(name)")
+          done.signal()
+        })
+      done.wait()
     case "quit":
       exit(0)
     default:

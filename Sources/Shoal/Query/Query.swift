@@ -29,6 +29,9 @@ public struct Query<T> {
       ? .keyPath(["self"], QueryKeyPathOptions.isCollection, collectionEnd: nil) : .keyPath([], [], collectionEnd: nil)
   }
 
+  /// The start of a query over objects, for ShoalSync's subscriptions.
+  package static var objects: Query<T> { Query<T>() }
+
   fileprivate func appending(_ names: [String], collection: Bool) -> QueryExpressionNode {
     guard case .keyPath(let path, let options, let end) = node else {
       if case .mapSubscript = node { fatalError("Cannot apply key path to Map subscripts.") }
