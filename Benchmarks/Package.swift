@@ -19,6 +19,9 @@ let package = Package(
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     // bench-peer's Combine observer (ShoalCombine's publishers run on OpenCombine).
     .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+    // SyncBenchmarks' own queries (creating a database, filling a table).
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
   ],
   targets: [
     .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", providers: [.apt(["liblmdb-dev"])]),
@@ -67,6 +70,20 @@ let package = Package(
         .product(name: "Benchmark", package: "benchmark"),
       ],
       path: "Benchmarks/NotificationBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+    ),
+    // Sync through a private PostgreSQL on loopback (bench.sh starts it): latency from a commit
+    // on one device to the callback on another, upload and bootstrap throughput.
+    .executableTarget(
+      name: "SyncBenchmarks",
+      dependencies: [
+        .product(name: "Shoal", package: rootIdentity),
+        .product(name: "ShoalSync", package: rootIdentity),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/SyncBenchmarks",
       plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
     // What one log call costs (Log.write and RealmSwift's Logger.shared.log), its level disabled

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: Shoal's storage engine against LMDB and SQLite on the same data, Shoal's object
 # layer against GRDB on the same objects, the object layer's cross-process notifications and
-# freeze(), what one log call costs (disabled and enabled), and encrypted Shoal against plain
-# Shoal, in one run, printed as five tables (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
+# freeze(), what one log call costs (disabled and enabled), encrypted Shoal against plain
+# Shoal, and sync through a private PostgreSQL (latency, upload and bootstrap), in one run,
+# printed as six tables (see Benchmarks/StorageBenchmarks/StorageBenchmarks.swift and CrossProcess.swift,
 # Benchmarks/ObjectBenchmarks/, Benchmarks/NotificationBenchmarks/ and
 # Benchmarks/LoggingBenchmarks/ for the workloads).
 # Takes a few minutes. Extra arguments go to the benchmark tool, e.g.
@@ -10,6 +11,7 @@
 #   bash Benchmarks/bench.sh --target ObjectBenchmarks  (only the object layer against GRDB)
 #   bash Benchmarks/bench.sh --target NotificationBenchmarks  (only notifications and freeze)
 #   bash Benchmarks/bench.sh --target LoggingBenchmarks  (only the log calls, about 30 s once built)
+#   bash Benchmarks/bench.sh --target SyncBenchmarks  (only sync through the private PostgreSQL)
 # Databases, logs and the raw export go to $SHOAL_BENCH_DIR (default /tmp/shoal-bench); the
 # databases are removed at the end, the logs and export are kept. The benchmarks write what the
 # export does not hold to $SHOAL_BENCH_DIR/results: file sizes (filesize-<engine>.txt after the
@@ -37,6 +39,16 @@ if ! { swift build --package-path "$here" -c release --product bench-table &&
   exit 1
 fi
 bin="$(swift build --package-path "$here" -c release --show-bin-path)"
+
+# The sync benchmarks' PostgreSQL: a private cluster on loopback (scripts/postgres.sh installs
+# Debian's postgresql when missing), stopped when this script ends.
+pgdir="$dir/pg"
+if ! bash "$here/../scripts/postgres.sh" start "$pgdir" >"$dir/pg.log" 2>&1; then
+  cat "$dir/pg.log"
+  exit 1
+fi
+trap 'bash "$here/../scripts/postgres.sh" stop "$pgdir" >/dev/null 2>&1 || true' EXIT
+export SHOAL_BENCH_PG_URL="$(cat "$pgdir/url")"
 
 echo "bench: building and running the benchmarks, a few minutes (log: $dir/run.log)"
 load_before="$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"

@@ -492,6 +492,27 @@ let loggingNotes = [
     + "(medians of \(iterations(test)) iterations)"
 }
 
+// As in SyncShape (Benchmarks/SyncBenchmarks/SyncBenchmarks.swift).
+let syncCommitToCallback = "synccommittocallback(ns)"
+let syncObjects = 100_000.0
+func syncRate(_ test: String) -> Double? { figure(test).map { syncObjects / ($0 / 1e9) } }
+
+let syncRows: [Row] = [
+  Row(
+    label: "commit on A -> callback on B, p50", cells: [Cell(figure("sync-latency / shoal", syncCommitToCallback))],
+    target: "<= 20 ms", meets: { shoal, _ in shoal <= 20e6 }),
+  Row(
+    label: "commit on A -> callback on B, p99",
+    cells: [Cell(figure("sync-latency / shoal", syncCommitToCallback, percentile: 99))], target: "(none set)",
+    meets: nil),
+  Row(
+    label: "upload of 100k new objects (objects/s)", cells: [Cell(syncRate("sync-upload 100k / shoal"))],
+    show: { String(format: "%.0f/s", $0) }, target: "(none set)", meets: nil),
+  Row(
+    label: "bootstrap of 100k rows (objects/s)", cells: [Cell(syncRate("sync-bootstrap 100k / shoal"))],
+    show: { String(format: "%.0f/s", $0) }, target: "(none set)", meets: nil),
+]
+
 // MARK: - The tables
 
 var missing = false
@@ -709,6 +730,16 @@ if hasFigures(loggingRows) {
   print("")
   print("Per iteration of 1M calls:")
   for note in loggingNotes { print(note) }
+}
+if hasFigures(syncRows) {
+  printed += 1
+  print("")
+  print("Sync through PostgreSQL on loopback (a private cluster, fsync off): two devices (files with agents of")
+  print("their own); latency from a commit on A to the callback of a Results observed on B, over 200 commits;")
+  print("100k objects committed at once until uploaded; a new device until it holds 100k server rows.")
+  print("LMDB, SQLite and GRDB have no sync.")
+  print("")
+  for line in table(["Shoal"], syncRows, missedPrefix: "sync: ", ratios: false) { print(line) }
 }
 print("")
 if printed == 0 {
