@@ -119,6 +119,13 @@ public final class SyncSession: Sendable {
     }
   }
 
+  /// Waits until every commit made to the file before the call is on the server:
+  /// `wait(for: .upload)`.
+  public func waitForUpload() async throws { try await wait(for: .upload) }
+
+  /// Waits until the file holds every change the server had when called: `wait(for: .download)`.
+  public func waitForDownload() async throws { try await wait(for: .download) }
+
   /// RealmSwift's callback form of `wait(for:)`: `block` runs on `queue` (a global queue when
   /// nil) with nil, or the error.
   public func wait(

@@ -67,6 +67,15 @@ struct AgentTests {
     #expect(Set(digests).count == 1, "\(digests)")
     let rows = try await scalar("SELECT count(*) FROM \"Note\"", server)
     #expect(Int64(SyncDevice.count(digests[0])) == rows)
+    // A row another application inserts with plain SQL reaches every device.
+    try await server.withClient { client in
+      try await client.query(
+        "INSERT INTO \"Note\" (id, author, text, priority, tags) VALUES ('sql-1', 'sql', 'hi', 1, '[]')",
+        logger: Logger(label: "shoal.sync.tests"))
+    }
+    for worker in workers { #expect(try worker.send("wait download", timeout: 120) == "waited download") }
+    let after = try workers.map { try $0.send("digest") }
+    #expect(Set(after).count == 1 && SyncDevice.count(after[0]) == SyncDevice.count(digests[0]) + 1, "\(after)")
     // Settled: no device sends back what it downloaded, so the change log stays still.
     let logged = try await scalar("SELECT max(seq) FROM shoal_changes", server)
     try await Task.sleep(for: .seconds(2))
