@@ -130,7 +130,7 @@ let package = Package(
       path: "Tests/ShoalSyncTests"),
     .testTarget(
       name: "ShoalStorageTests",
-      dependencies: ["ShoalStorage", "ShoalTrials"],
+      dependencies: ["ShoalStorage", "ShoalTrials", "ShoalTestSupport"],
       path: "Tests/ShoalStorageTests"
     ),
   ],

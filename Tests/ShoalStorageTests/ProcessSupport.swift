@@ -1,4 +1,5 @@
 import Foundation
+import ShoalTestSupport
 import Testing
 
 @testable import ShoalStorage
@@ -13,7 +14,7 @@ final class Child {
   let process = Process()
   private let output = Pipe()
   private let input = Pipe()
-  private var buffer: [UInt8] = []
+  private lazy var lines = PipeLines(output.fileHandleForReading.fileDescriptor)
 
   static var executable: URL {
     URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
@@ -46,24 +47,12 @@ final class Child {
 
   /// The next line, waiting at most `timeout` seconds (poll on the pipe, no sleeping).
   func line(timeout: Double = 60) throws -> String {
-    let deadline = Date().addingTimeInterval(timeout)
-    let fd = output.fileHandleForReading.fileDescriptor
-    while true {
-      if let newline = buffer.firstIndex(of: 10) {
-        let line = String(decoding: buffer[..<newline], as: UTF8.self)
-        buffer.removeSubrange(...newline)
-        return line
-      }
-      let left = deadline.timeIntervalSinceNow
-      guard left > 0 else { throw ChildError.timeout("no line from \(process.arguments ?? []) within \(timeout)s") }
-      var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&pfd, 1, Int32(min(left, 1) * 1000))
-      if ready > 0 {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = read(fd, &chunk, chunk.count)
-        if n <= 0 { throw ChildError.ended("\(process.arguments ?? []) closed its output") }
-        buffer += chunk[0..<n]
-      }
+    do {
+      return try lines.next(timeout: timeout)
+    } catch .timeout {
+      throw ChildError.timeout("no line from \(process.arguments ?? []) within \(timeout)s")
+    } catch .ended {
+      throw ChildError.ended("\(process.arguments ?? []) closed its output")
     }
   }
 

@@ -37,17 +37,6 @@ final class SyncDevice: WorkerProcess {
 struct AgentTests {
   let logger = Logger(label: "shoal.sync.tests")
 
-  func scalar(_ sql: String, _ server: PostgresServer) async throws -> Int64 {
-    let logger = self.logger
-    return try await server.withClient { client in
-      var value: Int64 = -1
-      for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) {
-        value = row
-      }
-      return value
-    }
-  }
-
   @Test(.enabled(if: TestServer.available), arguments: [2, 3])
   func devicesConvergeAfterRandomConcurrentEdits(devices: Int) async throws {
     let server = try await TestServer.freshDatabase()
@@ -65,7 +54,7 @@ struct AgentTests {
     for worker in workers { #expect(try worker.send("wait download", timeout: 120) == "waited download") }
     let digests = try workers.map { try $0.send("digest") }
     #expect(Set(digests).count == 1, "\(digests)")
-    let rows = try await scalar("SELECT count(*) FROM \"Note\"", server)
+    let rows = try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server)
     #expect(Int64(SyncDevice.count(digests[0])) == rows)
     // A row another application inserts with plain SQL reaches every device.
     try await server.withClient { client in
@@ -77,9 +66,9 @@ struct AgentTests {
     let after = try workers.map { try $0.send("digest") }
     #expect(Set(after).count == 1 && SyncDevice.count(after[0]) == SyncDevice.count(digests[0]) + 1, "\(after)")
     // Settled: no device sends back what it downloaded, so the change log stays still.
-    let logged = try await scalar("SELECT max(seq) FROM shoal_changes", server)
+    let logged = try await TestServer.scalar("SELECT max(seq) FROM shoal_changes", server)
     try await Task.sleep(for: .seconds(2))
-    #expect(try await scalar("SELECT max(seq) FROM shoal_changes", server) == logged)
+    #expect(try await TestServer.scalar("SELECT max(seq) FROM shoal_changes", server) == logged)
   }
 
   @Test(.enabled(if: TestServer.available))
@@ -118,7 +107,7 @@ struct AgentTests {
     #expect(try other.send("set n-2 again") == "set n-2")
     #expect(try other.send("wait upload") == "waited upload")
     #expect(try observer.line(timeout: 60) == "observed 2")
-    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == 2)
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 2)
   }
 
   @Test(.enabled(if: TestServer.available))
@@ -142,10 +131,11 @@ struct AgentTests {
     // Every committed note is on the server once: one logged change each (an upload applied
     // twice would log its notes twice), and at most one recorded upload per commit (the
     // commits before the agent first enabled the outbox upload as one).
-    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local))
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local))
     #expect(
-      try await scalar("SELECT count(*) FROM shoal_changes WHERE client_id LIKE 'tablet/%'", server) == Int64(local))
-    let uploads = try await scalar("SELECT count(*) FROM shoal_uploads", server)
+      try await TestServer.scalar("SELECT count(*) FROM shoal_changes WHERE client_id LIKE 'tablet/%'", server)
+        == Int64(local))
+    let uploads = try await TestServer.scalar("SELECT count(*) FROM shoal_uploads", server)
     #expect(uploads > 0 && uploads <= Int64(local), "\(uploads) uploads of \(local) commits")
 
     // Another application inserts 3,000 notes in 300 transactions; the device is killed while
@@ -170,7 +160,7 @@ struct AgentTests {
     try device?.settle()
     let after = try #require(try device?.send("digest"))
     #expect(SyncDevice.count(after) == local + 3000)
-    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local + 3000))
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == Int64(local + 3000))
   }
 
   @Test(.enabled(if: TestServer.available))
@@ -220,6 +210,6 @@ struct AgentTests {
     }
     try device.settle()
     #expect(SyncDevice.count(try device.send("digest")) == 31)
-    #expect(try await scalar("SELECT count(*) FROM \"Note\"", server) == 31)
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 31)
   }
 }

@@ -10,17 +10,6 @@ import Testing
 struct SubscriptionTests {
   let logger = Logger(label: "shoal.sync.tests")
 
-  func count(_ sql: String, _ server: PostgresServer) async throws -> Int {
-    let logger = self.logger
-    return try await server.withClient { client in
-      var value = -1
-      for try await row in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int64.self) {
-        value = Int(row)
-      }
-      return value
-    }
-  }
-
   func sql(_ statement: String, _ server: PostgresServer) async throws {
     let logger = self.logger
     try await server.withClient { client in
@@ -45,7 +34,7 @@ struct SubscriptionTests {
     // Narrowed to ann's notes: the others leave the device, not the server.
     #expect(try device.send("subscribe mine author == 'ann'", timeout: 60) == "subscribed mine")
     #expect(SyncDevice.count(try device.send("digest")) == 5)
-    #expect(try await count("SELECT count(*) FROM \"Note\"", server) == 10)
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 10)
     // Widened to bob's high-priority notes too.
     #expect(
       try device.send("subscribe bobs author BEGINSWITH[c] 'BO' AND priority >= 2", timeout: 60) == "subscribed bobs")
@@ -59,7 +48,7 @@ struct SubscriptionTests {
     // A local note uploads whatever the subscriptions.
     #expect(try device.send("set local-1 written here") == "set local-1")
     try device.settle()
-    #expect(try await count("SELECT count(*) FROM \"Note\"", server) == 11)
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 11)
     // A query PostgreSQL cannot run is refused with a reason; the set before it stays applied.
     let refused = try device.send("subscribe bad tags.@count > 1", timeout: 60)
     #expect(refused.hasPrefix("error ") && refused.contains("cannot be sent to PostgreSQL"), "\(refused)")
@@ -67,7 +56,7 @@ struct SubscriptionTests {
     // Every subscription removed: nothing in view, nothing deleted on the server.
     #expect(try device.send("unsubscribe all", timeout: 60) == "unsubscribed all")
     #expect(SyncDevice.count(try device.send("digest")) == 0)
-    #expect(try await count("SELECT count(*) FROM \"Note\"", server) == 11)
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 11)
   }
 
   @Test func queriesTranslateToSQLOrSayWhatIsNotSupported() throws {

@@ -121,6 +121,16 @@ enum TestServer {
     }
   }
 
+  /// The one integer `sql` selects on `server` (-1 when it selects no row).
+  static func scalar(_ sql: String, _ server: PostgresServer) async throws -> Int64 {
+    try await server.withClient { client in
+      var value: Int64 = -1
+      let rows = try await client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "shoal.tests"))
+      for try await row in rows.decode(Int64.self) { value = row }
+      return value
+    }
+  }
+
   /// `freshDatabase`'s URL.
   static func url(of server: PostgresServer) -> String {
     "postgres://\(server.username)@\(server.host):\(server.port)/\(server.database)"

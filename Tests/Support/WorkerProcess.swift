@@ -11,7 +11,7 @@ open class WorkerProcess {
   public let process = Process()
   private let output = Pipe()
   private let input = Pipe()
-  private var buffer: [UInt8] = []
+  private lazy var lines = PipeLines(output.fileHandleForReading.fileDescriptor)
 
   /// What went wrong talking to the worker.
   public enum WorkerError: Error, Equatable {
@@ -61,10 +61,37 @@ open class WorkerProcess {
     process.waitUntilExit()
   }
 
-  /// The next line of output, polling the pipe for at most `timeout` seconds.
+  /// The next line of output, waiting at most `timeout` seconds.
   public func line(timeout: Double = 60) throws -> String {
+    do {
+      return try lines.next(timeout: timeout)
+    } catch .timeout {
+      throw WorkerError.timeout
+    } catch .ended {
+      throw WorkerError.ended
+    }
+  }
+}
+
+/// The lines a pipe delivers, read with `poll` (no sleeping) as they come.
+public final class PipeLines {
+  private let fd: Int32
+  private var buffer: [UInt8] = []
+
+  /// Why no line came.
+  public enum Failure: Error {
+    /// None within the time given.
+    case timeout
+    /// The writing end closed.
+    case ended
+  }
+
+  /// The lines of the pipe whose reading end is `fd`.
+  public init(_ fd: Int32) { self.fd = fd }
+
+  /// The next line (without its newline), waiting at most `timeout` seconds.
+  public func next(timeout: Double) throws(Failure) -> String {
     let deadline = Date().addingTimeInterval(timeout)
-    let fd = output.fileHandleForReading.fileDescriptor
     while true {
       if let newline = buffer.firstIndex(of: 10) {
         let line = String(decoding: buffer[..<newline], as: UTF8.self)
@@ -72,12 +99,12 @@ open class WorkerProcess {
         return line
       }
       let left = deadline.timeIntervalSinceNow
-      guard left > 0 else { throw WorkerError.timeout }
+      guard left > 0 else { throw .timeout }
       var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
       if poll(&pfd, 1, Int32(min(left, 1) * 1000)) > 0 {
         var chunk = [UInt8](repeating: 0, count: 4096)
         let n = read(fd, &chunk, chunk.count)
-        guard n > 0 else { throw WorkerError.ended }
+        guard n > 0 else { throw .ended }
         buffer += chunk[0..<n]
       }
     }
