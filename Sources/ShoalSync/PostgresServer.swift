@@ -20,14 +20,18 @@ public struct PostgresServer: Sendable, Equatable, CustomStringConvertible {
   public var password: String?
   /// The database.
   public var database: String
-  /// Whether to connect through TLS (the server's certificate is verified). Off by default,
-  /// as for a server on loopback or a private network.
+  /// Whether to connect through TLS. Off by default, as for a server on loopback or a private
+  /// network.
   public var requireTLS: Bool
+  /// With TLS, whether the server's certificate must chain to the system's trusted roots and
+  /// name the host (libpq's `sslmode=verify-full`); when false, the connection is encrypted
+  /// but the certificate is not checked (libpq's `sslmode=require`). On by default.
+  public var verifiesCertificate: Bool
 
   /// A server given field by field.
   public init(
     host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
-    requireTLS: Bool = false
+    requireTLS: Bool = false, verifiesCertificate: Bool = true
   ) {
     self.host = host
     self.port = port
@@ -35,11 +39,13 @@ public struct PostgresServer: Sendable, Equatable, CustomStringConvertible {
     self.password = password
     self.database = database
     self.requireTLS = requireTLS
+    self.verifiesCertificate = verifiesCertificate
   }
 
-  /// A server given as a `postgres://` (or `postgresql://`) URL; `sslmode=require` (or
-  /// `verify-full`) turns TLS on. Throws for another scheme, or a URL without a host, a user
-  /// or a database.
+  /// A server given as a `postgres://` (or `postgresql://`) URL. `sslmode` as libpq reads it:
+  /// `require` encrypts without checking the certificate, `verify-ca` and `verify-full` check
+  /// it (against the system's roots, and the host name), anything else (or none) is plain TCP.
+  /// Throws for another scheme, or a URL without a host, a user or a database.
   public init(url text: String) throws(SyncError) {
     guard let url = URLComponents(string: text), let scheme = url.scheme, scheme == "postgres" || scheme == "postgresql"
     else {
@@ -53,19 +59,23 @@ public struct PostgresServer: Sendable, Equatable, CustomStringConvertible {
     self.init(
       host: host, port: url.port ?? 5432, username: user.removingPercentEncoding ?? user,
       password: url.password.map { $0.removingPercentEncoding ?? $0 }, database: database,
-      requireTLS: mode == "require" || mode == "verify-full" || mode == "verify-ca")
+      requireTLS: mode == "require" || mode == "verify-full" || mode == "verify-ca",
+      verifiesCertificate: mode != "require")
   }
 
   /// The server as a URL without its password: `postgres://user@host:port/database`.
   public var description: String {
-    "postgres://\(username)@\(host):\(port)/\(database)" + (requireTLS ? "?sslmode=require" : "")
+    "postgres://\(username)@\(host):\(port)/\(database)"
+      + (requireTLS ? (verifiesCertificate ? "?sslmode=verify-full" : "?sslmode=require") : "")
   }
 
   /// The client configuration postgres-nio takes.
   var clientConfiguration: PostgresClient.Configuration {
-    PostgresClient.Configuration(
+    var tls = TLSConfiguration.makeClientConfiguration()
+    if !verifiesCertificate { tls.certificateVerification = .none }
+    return PostgresClient.Configuration(
       host: host, port: port, username: username, password: password, database: database,
-      tls: requireTLS ? .require(.makeClientConfiguration()) : .disable)
+      tls: requireTLS ? .require(tls) : .disable)
   }
 
   /// Runs `body` with a connection pool to the server, closed when `body` returns or throws.

@@ -212,4 +212,38 @@ struct AgentTests {
     #expect(SyncDevice.count(try device.send("digest")) == 31)
     #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 31)
   }
+
+  @Test(.enabled(if: TestServer.available && TestServer.canRunClusters))
+  func aDeviceSyncsOverTLS() async throws {
+    let cluster = try TestServer.PrivateCluster()
+    defer { cluster.stop() }
+    try cluster.enableTLS()
+    let plain = try PostgresServer(url: cluster.url)
+    try await plain.withClient { client in
+      let logger = Logger(label: "shoal.sync.tests")
+      try await client.query("ALTER SYSTEM SET ssl = on", logger: logger)
+      try await client.query("SELECT pg_reload_conf()", logger: logger)
+    }
+    // sslmode=require as libpq reads it: encrypted, the self-signed certificate not checked.
+    let url = cluster.url + "?sslmode=require"
+    let server = try PostgresServer(url: url)
+    #expect(server.requireTLS && !server.verifiesCertificate)
+    var encrypted: Int64 = 0
+    for _ in 0..<50 where encrypted != 1 {
+      encrypted =
+        (try? await TestServer.scalar(
+          "SELECT count(*) FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl", server)) ?? 0
+      if encrypted != 1 { try await Task.sleep(for: .milliseconds(100)) }
+    }
+    #expect(encrypted == 1)
+    let device = try SyncDevice(file: SyncDevice.newFile("tls"), url: url, client: "tls")
+    #expect(try device.send("add 5 secure") == "added 5")
+    try device.settle()
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 5)
+    // The device's agent is connected (listening), through TLS; no client is connected in the clear.
+    let clients = "FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.backend_type = 'client backend'"
+    #expect(
+      try await TestServer.scalar("SELECT count(*) \(clients) AND s.ssl AND s.pid <> pg_backend_pid()", server) >= 1)
+    #expect(try await TestServer.scalar("SELECT count(*) \(clients) AND NOT s.ssl", server) == 0)
+  }
 }

@@ -98,6 +98,16 @@ enum TestServer {
         in: .whitespacesAndNewlines)
     }
 
+    /// Turns TLS on with a self-signed certificate made for the occasion (openssl, which
+    /// Debian's postgresql brings), and reloads the configuration.
+    func enableTLS() throws {
+      let data = directory + "/data"
+      let owner = getuid() == 0 ? "chown shoalpg \(data)/server.key \(data)/server.crt && " : ""
+      try PrivateCluster.shell(
+        "openssl req -new -x509 -days 2 -nodes -subj /CN=127.0.0.1 -keyout \(data)/server.key "
+          + "-out \(data)/server.crt 2>/dev/null && chmod 600 \(data)/server.key && \(owner)true")
+    }
+
     /// Stops the server at once, keeping its data (as a crash would).
     func halt() throws { try PrivateCluster.run("halt", directory) }
     /// Starts it again on the same port.
@@ -108,16 +118,21 @@ enum TestServer {
     /// Runs the script and waits for it with waitpid (Foundation's `Process.waitUntilExit`
     /// never returns here when called from a task: the server the script starts keeps running).
     static func run(_ command: String, _ directory: String) throws {
-      let arguments = ["/bin/bash", script, command, directory]
+      try spawn(["/bin/bash", script, command, directory], command)
+    }
+
+    static func shell(_ command: String) throws { try spawn(["/bin/bash", "-c", command], command) }
+
+    private static func spawn(_ arguments: [String], _ command: String) throws {
       var pid: pid_t = 0
       let argv = arguments.map { strdup($0) } + [nil]
       defer { for argument in argv { free(argument) } }
       guard posix_spawn(&pid, "/bin/bash", nil, nil, argv, environ) == 0 else {
-        throw SyncError.server("could not run scripts/postgres.sh \(command)")
+        throw SyncError.server("could not run \(command)")
       }
       var status: Int32 = 0
       while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-      guard status == 0 else { throw SyncError.server("scripts/postgres.sh \(command) failed with status \(status)") }
+      guard status == 0 else { throw SyncError.server("\(command) failed with status \(status)") }
     }
   }
 
@@ -177,7 +192,9 @@ struct SyncSchemaTests {
     #expect(
       server
         == PostgresServer(
-          host: "db.example.com", port: 6543, username: "ann", password: "s@cret", database: "tasks", requireTLS: true))
+          host: "db.example.com", port: 6543, username: "ann", password: "s@cret", database: "tasks", requireTLS: true,
+          verifiesCertificate: false))
+    #expect(try PostgresServer(url: "postgres://ann@db.example.com/tasks?sslmode=verify-full").verifiesCertificate)
     #expect(try PostgresServer(url: "postgresql://bob@localhost/app").port == 5432)
     #expect(throws: SyncError.self) { try PostgresServer(url: "mysql://bob@localhost/app") }
     #expect(throws: SyncError.self) { try PostgresServer(url: "postgres://localhost/app") }
