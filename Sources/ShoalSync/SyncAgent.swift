@@ -90,10 +90,11 @@ final class SyncAgent: Sendable {
     self.host = host
   }
 
-  /// Starts the agent's thread (again, after `suspend`).
+  /// Starts the agent's thread (again, after `suspend`: a thread of the suspended run still
+  /// finishing sees its generation is over and ends, giving the role to the new one).
   func start() {
     let generation: Int? = status.withLock { status in
-      guard !status.running else { return nil }
+      guard !status.running || status.suspended else { return nil }
       status.running = true
       status.suspended = false
       status.generation += 1
@@ -110,6 +111,8 @@ final class SyncAgent: Sendable {
     status.withLock {
       $0.suspended = true
       $0.generation += 1
+      $0.isAgent = false
+      $0.connection = .disconnected
     }
     wake.signal()
   }
@@ -121,9 +124,16 @@ final class SyncAgent: Sendable {
 
   private func note(_ change: (inout Status) -> Void) { status.withLock { change(&$0) } }
 
+  /// `change`, if `generation` is still the agent's current run.
+  private func note(_ generation: Int, _ change: (inout Status) -> Void) {
+    status.withLock { if $0.generation == generation { change(&$0) } }
+  }
+
   private func run(_ generation: Int) {
     defer {
       note {
+        // Only the current run's thread speaks for the agent.
+        guard $0.generation == generation else { return }
         $0.running = false
         $0.isAgent = false
         $0.connection = .disconnected
@@ -143,7 +153,7 @@ final class SyncAgent: Sendable {
         _ = wake.wait(timeout: .now() + 0.25)
         continue
       }
-      note { $0.isAgent = true }
+      note(generation) { $0.isAgent = true }
       Log.write(.info, .sync, "Sync agent for \(fileName) started in process \(getpid()) as \(host.clientIdentifier)")
       let listener = realm.addFileChangeListener { [weak self] in self?.poke() }
       var backoff = 0.1
@@ -152,7 +162,7 @@ final class SyncAgent: Sendable {
           try lead(realm, generation)
         } catch {
           failed("\(error)")
-          note { $0.connection = .disconnected }
+          note(generation) { $0.connection = .disconnected }
           pause(backoff, generation)
           backoff = min(backoff * 2, 30)
           continue
@@ -160,8 +170,8 @@ final class SyncAgent: Sendable {
         backoff = 0.1
       }
       listener.invalidate()
+      note(generation) { $0.isAgent = false }
       realm.releaseSyncAgentRole()
-      note { $0.isAgent = false }
       Log.write(.info, .sync, "Sync agent for \(fileName) stopped in process \(getpid())")
     }
   }
@@ -183,7 +193,7 @@ final class SyncAgent: Sendable {
   /// Connects, then uploads and downloads until suspended; throws on any failure (the caller
   /// backs off and calls again).
   private func lead(_ realm: Realm, _ generation: Int) throws {
-    note { $0.connection = .connecting }
+    note(generation) { $0.connection = .connecting }
     let client = PostgresClient(configuration: host.server.clientConfiguration)
     let runner = Task { await client.run() }
     defer { runner.cancel() }
@@ -206,7 +216,7 @@ final class SyncAgent: Sendable {
       }
     }
     defer { listen.cancel() }
-    note {
+    note(generation) {
       $0.connection = .connected
       $0.lastError = nil
     }

@@ -126,6 +126,106 @@ public final class SyncSession: Sendable {
   /// Waits until the file holds every change the server had when called: `wait(for: .download)`.
   public func waitForDownload() async throws { try await wait(for: .download) }
 
+  /// How long a progress notification block is called (RealmSwift's `ProgressMode`).
+  public enum ProgressMode: Sendable {
+    /// Until its token is invalidated, with the work outstanding at each report.
+    case reportIndefinitely
+    /// Until the work outstanding at registration is done (the last report says complete).
+    case forCurrentlyOutstandingWork
+  }
+
+  /// Where a transfer stands (RealmSwift's `SyncSession.Progress`). Shoal counts commits
+  /// (uploads) and server change-log entries (downloads), not bytes: the two byte counts
+  /// hold those numbers.
+  public struct Progress: Sendable, Equatable {
+    /// Commits uploaded, or log entries downloaded, since the block was registered.
+    public let transferredBytes: Int
+    /// Those plus the ones still to transfer.
+    public let transferrableBytes: Int
+    /// From 0 to 1: the part of the work done.
+    public let progressEstimate: Double
+
+    /// The same as `progressEstimate`.
+    public var fractionTransferred: Double { progressEstimate }
+    /// Whether nothing is left to transfer.
+    public var isTransferComplete: Bool { progressEstimate == 1.0 }
+  }
+
+  /// Keeps a progress notification block registered; `invalidate()` stops it.
+  public final class ProgressNotificationToken: Sendable {
+    let task: Task<Void, Never>
+    init(task: Task<Void, Never>) { self.task = task }
+    /// Stops the block's reports.
+    public func invalidate() { task.cancel() }
+  }
+
+  /// Calls `block` (on a task of its own) with the progress of uploads or downloads, checked
+  /// every 50 ms and reported when it changes: for `.forCurrentlyOutstandingWork` until the work
+  /// outstanding now is done, for `.reportIndefinitely` until the token is invalidated. Keep
+  /// the token while reports are wanted.
+  public func addProgressNotification(
+    for direction: ProgressDirection, mode: ProgressMode, block: @Sendable @escaping (Progress) -> Void
+  ) -> ProgressNotificationToken? {
+    let configuration = agent.configuration
+    let server = agent.host.server
+    let task = Task {
+      var start: Int64?
+      var last: Progress?
+      while !Task.isCancelled {
+        // (done, outstanding): commits uploaded since the start and commits waiting; or the
+        // download cursor's advance and the log entries after it.
+        guard let (position, outstanding) = try? await SyncSession.progressPosition(direction, configuration, server)
+        else {
+          try? await Task.sleep(for: .milliseconds(200))
+          continue
+        }
+        let origin = start ?? position
+        start = origin
+        let done = Int(max(0, position - origin))
+        let total = done + outstanding
+        let progress = Progress(
+          transferredBytes: done, transferrableBytes: total,
+          progressEstimate: total == 0 ? 1 : Double(done) / Double(total))
+        if progress != last { block(progress) }
+        last = progress
+        if mode == .forCurrentlyOutstandingWork, progress.isTransferComplete { return }
+        try? await Task.sleep(for: .milliseconds(50))
+      }
+    }
+    return ProgressNotificationToken(task: task)
+  }
+
+  /// For uploads: the next outbox sequence number minus the entries waiting (a count that only
+  /// grows as commits upload) and the entries waiting; for downloads: the file's cursor and the
+  /// server's log entries after it.
+  private static func progressPosition(
+    _ direction: ProgressDirection, _ configuration: Realm.Configuration, _ server: PostgresServer
+  ) async throws -> (Int64, Int) {
+    switch direction {
+    case .upload:
+      return try { () throws -> (Int64, Int) in
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        let waiting = ServerUpload.pendingCount(in: realm, limit: 100_000)
+        return (Int64(ServerUpload.uploadedCount(in: realm)), waiting)
+      }()
+    case .download:
+      let cursor = try { () throws -> Int64 in
+        let realm = try Realm(configuration: configuration)
+        realm.refresh()
+        return ServerDownload.cursor(of: realm)
+      }()
+      let after = try await server.withClient { client in
+        var count: Int64 = 0
+        let rows = try await client.query(
+          "SELECT count(*) FROM shoal_changes WHERE seq > \(cursor)", logger: Logging.Logger(label: "shoal.sync"))
+        for try await value in rows.decode(Int64.self) { count = value }
+        return count
+      }
+      return (cursor, Int(after))
+    }
+  }
+
   /// RealmSwift's callback form of `wait(for:)`: `block` runs on `queue` (a global queue when
   /// nil) with nil, or the error.
   public func wait(

@@ -65,6 +65,12 @@ public enum ServerUpload {
     realm.syncOutbox(limit: limit).count
   }
 
+  /// How many outbox entries were uploaded from `realm`'s file so far: the entries ever made
+  /// minus those waiting.
+  public static func uploadedCount(in realm: Realm) -> Int {
+    max(0, realm.syncOutboxEntriesMade - pendingCount(in: realm, limit: Int.max))
+  }
+
   /// The oldest commits waiting in `realm`'s outbox, at most `limit`, as uploads.
   public static func pending(in realm: Realm, limit: Int = 16) throws -> [Upload] {
     let schema = try SyncSchema(realm.schema)

@@ -246,4 +246,22 @@ struct AgentTests {
       try await TestServer.scalar("SELECT count(*) \(clients) AND s.ssl AND s.pid <> pg_backend_pid()", server) >= 1)
     #expect(try await TestServer.scalar("SELECT count(*) \(clients) AND NOT s.ssl", server) == 0)
   }
+
+  @Test(.enabled(if: TestServer.available))
+  func uploadProgressIsReportedUntilTheOutstandingCommitsAreUp() async throws {
+    let server = try await TestServer.freshDatabase()
+    let device = try SyncDevice(file: SyncDevice.newFile("progress"), url: TestServer.url(of: server), client: "p")
+    try device.settle()
+    // Three commits while the session is suspended: three uploads outstanding.
+    #expect(try device.send("pause") == "paused")
+    for id in ["a", "b", "c"] { #expect(try device.send("set \(id) text") == "set \(id)") }
+    device.sendOnly("progress upload")
+    #expect(try device.line(timeout: 30) == "progress 0/3")
+    #expect(try device.send("resume") == "resumed")
+    var reports: [String] = []
+    while reports.last != "progress 3/3" { reports.append(try device.line(timeout: 60)) }
+    let done = reports.map { Int($0.dropFirst("progress ".count).split(separator: "/")[0]) ?? -1 }
+    #expect(done == done.sorted() && done.last == 3, "\(reports)")
+    #expect(try await TestServer.scalar("SELECT count(*) FROM \"Note\"", server) == 3)
+  }
 }

@@ -22,6 +22,9 @@ import ShoalSync
 //   subscribe NAME PREDICATE  adds (or replaces) a named subscription to notes and waits until
 //                      it is applied: prints "subscribed NAME" or "error …"
 //   unsubscribe NAME|all  removes one subscription or all, waits: prints "unsubscribed NAME"
+//   pause | resume     suspends or resumes this process's sync session (prints "paused"/"resumed")
+//   progress upload|download  registers a progress block for the outstanding work, which prints
+//                      "progress DONE/TOTAL" at each report (asynchronously)
 //   quit               exits
 
 /// Writes one answer line, unbuffered (the test waits on it).
@@ -62,6 +65,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
 var configuration = Realm.Configuration(fileURL: URL(fileURLWithPath: file), objectTypes: [Note.self])
 var observation: NotificationToken?
+var progressToken: SyncSession.ProgressNotificationToken?
 do {
   configuration.syncConfiguration = try SyncConfiguration(url: url, clientIdentifier: client)
   let realm = try Realm(configuration: configuration)
@@ -153,6 +157,16 @@ do {
           done.signal()
         })
       done.wait()
+    case "pause":
+      realm.syncSession?.suspend()
+      say("paused")
+    case "resume":
+      realm.syncSession?.resume()
+      say("resumed")
+    case "progress" where words.count == 2:
+      progressToken = realm.syncSession?.addProgressNotification(
+        for: words[1] == "upload" ? .upload : .download, mode: .forCurrentlyOutstandingWork
+      ) { progress in say("progress \(progress.transferredBytes)/\(progress.transferrableBytes)") }
     case "quit":
       exit(0)
     default:

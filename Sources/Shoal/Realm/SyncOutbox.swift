@@ -175,6 +175,14 @@ package struct SyncOutboxEntry: Sendable {
 }
 
 extension Realm {
+  /// How many outbox entries the file has had (the next sequence number minus one).
+  package var syncOutboxEntriesMade: Int {
+    guard let bytes = syncState(String(decoding: RealmCore.outboxNextKey, as: UTF8.self)),
+      let next = RealmCore.decodeSequence(bytes)
+    else { return 0 }
+    return Int(next) - 1
+  }
+
   /// Whether writes to this file are recorded for upload.
   package var isSyncOutboxEnabled: Bool {
     guard let write = core.write else {
