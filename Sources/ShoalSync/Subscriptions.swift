@@ -265,17 +265,11 @@ public struct SyncSubscriptionSet: Sequence {
   }
 
   static func waitFor(_ version: Int, _ configuration: Realm.Configuration) async throws {
-    while true {
-      try Task.checkCancellation()
-      let outcome = try { () throws -> Result<Bool, SyncError> in
-        let realm = try Realm(configuration: configuration)
-        realm.refresh()
-        let document = SubscriptionDocument.load(realm)
-        if let document, document.version == version, let error = document.error { return .failure(.server(error)) }
-        return .success(SubscriptionDocument.applied(realm) >= version)
-      }()
-      if try outcome.get() { return }
-      try await Task.sleep(for: .milliseconds(5))
+    try await SyncSession.poll(configuration) { realm in
+      if let document = SubscriptionDocument.load(realm), document.version == version, let error = document.error {
+        throw SyncError.server(error)
+      }
+      return SubscriptionDocument.applied(realm) >= version
     }
   }
 

@@ -222,6 +222,8 @@ final class SyncAgent: Sendable {
     }
     Log.write(.detail, .sync, "Sync agent connected to \(host.server)")
     while current(generation) {
+      // A lost notification connection means a lost server: say so now, not after a query's timeout.
+      guard listening.load(ordering: .relaxed) else { throw SyncError.server("the notification connection ended") }
       realm.refresh()
       var uploaded = 0
       while case let uploads = try ServerUpload.pending(in: realm), !uploads.isEmpty {
@@ -260,7 +262,6 @@ final class SyncAgent: Sendable {
       if uploaded + downloaded > 0 {
         Log.write(.debug, .sync, "Sync: uploaded \(uploaded) and downloaded \(downloaded) object changes")
       }
-      guard listening.load(ordering: .relaxed) else { throw SyncError.server("the notification connection ended") }
       _ = wake.wait(timeout: .now() + 1)
     }
   }

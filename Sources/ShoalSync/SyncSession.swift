@@ -240,15 +240,20 @@ public final class SyncSession: Sendable {
   }
 
   /// Checks `done` on a fresh view of the file every 5 ms.
-  private func poll(_ done: @escaping (Realm) -> Bool) async throws {
-    let configuration = agent.configuration
+  private func poll(_ done: @escaping (Realm) throws -> Bool) async throws {
+    try await SyncSession.poll(agent.configuration, done)
+  }
+
+  /// Checks `done` on a fresh view of `configuration`'s file every 5 ms until it is true (or
+  /// throws), or the task is cancelled.
+  static func poll(_ configuration: Realm.Configuration, _ done: @escaping (Realm) throws -> Bool) async throws {
     while true {
       try Task.checkCancellation()
       // Opened, refreshed and read without suspending: on one thread.
       let finished = try { () throws -> Bool in
         let realm = try Realm(configuration: configuration)
         realm.refresh()
-        return done(realm)
+        return try done(realm)
       }()
       if finished { return }
       try await Task.sleep(for: .milliseconds(5))

@@ -202,7 +202,7 @@ public enum ServerUpload {
   }
 
   static func json(_ rows: [[String: any Sendable]]) throws -> String {
-    String(decoding: try JSONSerialization.data(withJSONObject: rows, options: []), as: UTF8.self)
+    String(decoding: try JSONSerialization.data(withJSONObject: rows, options: [.sortedKeys]), as: UTF8.self)
   }
 }
 

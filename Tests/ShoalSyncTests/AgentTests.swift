@@ -65,9 +65,10 @@ struct AgentTests {
     for worker in workers { #expect(try worker.send("wait download", timeout: 120) == "waited download") }
     let after = try workers.map { try $0.send("digest") }
     #expect(Set(after).count == 1 && SyncDevice.count(after[0]) == SyncDevice.count(digests[0]) + 1, "\(after)")
-    // Settled: no device sends back what it downloaded, so the change log stays still.
+    // Settled: no device sends back what it downloaded. An echo would be in a device's outbox
+    // from the download's own commit on, so waiting for every upload would log it.
     let logged = try await TestServer.scalar("SELECT max(seq) FROM shoal_changes", server)
-    try await Task.sleep(for: .seconds(2))
+    for worker in workers { #expect(try worker.send("wait upload", timeout: 120) == "waited upload") }
     #expect(try await TestServer.scalar("SELECT max(seq) FROM shoal_changes", server) == logged)
   }
 
@@ -80,15 +81,12 @@ struct AgentTests {
     let second = try SyncDevice(file: file, url: url, client: "laptop")
     let observer = try SyncDevice(file: SyncDevice.newFile("other"), url: url, client: "phone")
     #expect(try observer.send("observe") == "observing")
-    // Exactly one of the two processes sharing the file becomes the agent.
-    var roles: [String] = []
-    for _ in 0..<200 {
-      roles = [try first.send("agent"), try second.send("agent")]
-      if roles.contains("agent yes") { break }
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    #expect(roles.sorted() == ["agent no", "agent yes"])
-    let (agent, other) = roles[0] == "agent yes" ? (first, second) : (second, first)
+    // Exactly one of the two processes sharing the file becomes the agent (most likely the
+    // first, which started first; if not, it answers after waiting 10 s).
+    let firstIsAgent = try first.send("awaitstate agent 10") == "state agent yes"
+    let secondIsAgent = try second.send(firstIsAgent ? "agent" : "awaitstate agent 10")
+    #expect(firstIsAgent != (secondIsAgent == "agent yes" || secondIsAgent == "state agent yes"))
+    let (agent, other) = firstIsAgent ? (first, second) : (second, first)
     // The process that is not the agent writes; the agent uploads it, the other device hears it.
     #expect(try other.send("set n-1 hello") == "set n-1")
     #expect(try other.send("wait upload") == "waited upload")
@@ -97,12 +95,7 @@ struct AgentTests {
     // The agent dies; the other process takes the role over and syncs what comes next.
     agent.kill()
     let killed = Date()
-    var took = false
-    for _ in 0..<200 where !took {
-      took = try other.send("agent") == "agent yes"
-      if !took { try await Task.sleep(for: .milliseconds(25)) }
-    }
-    #expect(took)
+    #expect(try other.send("awaitstate agent 10") == "state agent yes")
     print("AgentTests: the role was taken over \(Int(Date().timeIntervalSince(killed) * 1000)) ms after the kill")
     #expect(try other.send("set n-2 again") == "set n-2")
     #expect(try other.send("wait upload") == "waited upload")
@@ -138,8 +131,9 @@ struct AgentTests {
     let uploads = try await TestServer.scalar("SELECT count(*) FROM shoal_uploads", server)
     #expect(uploads > 0 && uploads <= Int64(local), "\(uploads) uploads of \(local) commits")
 
-    // Another application inserts 3,000 notes in 300 transactions; the device is killed while
-    // downloading them and started again.
+    // Another application inserts 3,000 notes in 300 transactions; the device is killed once
+    // its first download of them reached its file, and started again.
+    #expect(try device?.send("observe") == "observing")
     let logger = self.logger
     let writer = Task {
       try await server.withClient { client in
@@ -153,7 +147,11 @@ struct AgentTests {
         }
       }
     }
-    try await Task.sleep(for: .milliseconds(300))
+    var observed = local
+    while observed <= local, let line = try device?.line(timeout: 60), line.hasPrefix("observed ") {
+      observed = Int(line.dropFirst("observed ".count)) ?? observed
+    }
+    #expect(observed > local)
     device?.kill()
     try await writer.value
     device = try SyncDevice(file: file, url: url, client: "tablet")
@@ -200,7 +198,8 @@ struct AgentTests {
     try cluster.halt()
     device.sendOnly("addloop 20 during")
     for i in 0..<20 { #expect(try device.line(timeout: 30) == "committed \(i)") }
-    try await Task.sleep(for: .seconds(1))
+    // The agent found the server gone before it comes back.
+    #expect(try device.send("awaitstate offline 30") == "state offline yes")
     try cluster.resume()
     // Another application writes too, once the server is back.
     try await server.withClient { client in
@@ -228,8 +227,10 @@ struct AgentTests {
     let url = cluster.url + "?sslmode=require"
     let server = try PostgresServer(url: url)
     #expect(server.requireTLS && !server.verifiesCertificate)
+    // The reload is asynchronous: asked again until TLS answers, for at most 5 s.
     var encrypted: Int64 = 0
-    for _ in 0..<50 where encrypted != 1 {
+    let deadline = Date().addingTimeInterval(5)
+    while encrypted != 1, Date() < deadline {
       encrypted =
         (try? await TestServer.scalar(
           "SELECT count(*) FROM pg_stat_ssl WHERE pid = pg_backend_pid() AND ssl", server)) ?? 0

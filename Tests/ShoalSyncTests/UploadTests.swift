@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import Shoal
 import ShoalSync
+import Synchronization
 import Testing
 
 @Suite("Sync: a device's commits uploaded and merged", .serialized)
@@ -198,5 +199,34 @@ struct UploadTests {
       realmA.refresh()
       #expect(realmA.objects(SyncTask.self).isEmpty)
     }
+  }
+
+  @Test func theOutboxSurvivesCompactionWhichRestartsVersions() throws {
+    let configuration = try device()
+    var uploader = ""
+    var before: [String] = []
+    do {
+      let realm = try Realm(configuration: configuration)
+      try ServerUpload.enable(on: realm)
+      try realm.write { realm.create(SyncPerson.self, value: ["name": "ann", "age": 1]) }
+      try realm.write { realm.object(ofType: SyncPerson.self, forPrimaryKey: "ann")?.age = 2 }
+      uploader = ServerUpload.uploader(of: realm, client: "a")
+      before = try ServerUpload.pending(in: realm).map { "\($0.sequence) \($0.statements.map(\.rows))" }
+      #expect(before.count == 2)
+    }
+    // Compacted on the next open: the copy starts its versions again, the outbox goes with it.
+    var compacting = configuration
+    let compacted = Mutex(false)
+    compacting.shouldCompactOnLaunch = { _, _ in
+      compacted.withLock { $0 = true }
+      return true
+    }
+    let realm = try Realm(configuration: compacting)
+    #expect(compacted.withLock { $0 })
+    #expect(try ServerUpload.pending(in: realm).map { "\($0.sequence) \($0.statements.map(\.rows))" } == before)
+    #expect(ServerUpload.uploader(of: realm, client: "a") == uploader)
+    // And the next commit continues the sequence.
+    try realm.write { realm.object(ofType: SyncPerson.self, forPrimaryKey: "ann")?.age = 3 }
+    #expect(try ServerUpload.pending(in: realm).map(\.sequence) == [1, 2, 3])
   }
 }

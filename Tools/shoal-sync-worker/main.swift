@@ -18,6 +18,8 @@ import ShoalSync
 //   wait upload|download  waits for the session (prints "waited upload|download")
 //   digest             refreshes, prints "digest COUNT HASH" of every note's fields
 //   agent              prints "agent yes|no": whether this process runs the file's agent
+//   awaitstate agent|offline SECONDS  waits until this process runs the agent, or its agent
+//                      failed to reach the server, at most SECONDS: "state agent|offline yes|no"
 //   observe            prints "observed N" (the number of notes) after each change delivered
 //   subscribe NAME PREDICATE  adds (or replaces) a named subscription to notes and waits until
 //                      it is applied: prints "subscribed NAME" or "error …"
@@ -132,6 +134,16 @@ do {
       say(digest(realm))
     case "agent":
       say("agent \(realm.syncSession?.isAgent == true ? "yes" : "no")")
+    case "awaitstate" where words.count == 3:
+      // Until this process runs the agent ("agent"), or its agent has failed to reach the
+      // server ("offline"), for at most SECONDS.
+      let deadline = Date().addingTimeInterval(Double(words[2]) ?? 10)
+      func reached() -> Bool {
+        guard let session = realm.syncSession else { return false }
+        return words[1] == "agent" ? session.isAgent : session.lastError != nil && session.connectionState != .connected
+      }
+      while !reached(), Date() < deadline { usleep(2_000) }
+      say("state \(words[1]) \(reached() ? "yes" : "no")")
     case "observe":
       let queue = DispatchQueue(label: "observer")
       observation = realm.objects(Note.self).observe(on: queue) { change in
