@@ -47,9 +47,15 @@ let package = Package(
     // Shoal's object layer (`import Shoal`: Object, @Persisted, Realm, queries) against GRDB's
     // records on the same 100k objects. A target of its own, so GRDB's SQLite module and
     // BenchEngines' CSQLite never meet in one Swift module.
+    // The object stores' interface, the dataset and Shoal's side (RealmSwift's API): shared by
+    // ObjectBenchmarks and bench-objects (the profiling tool).
+    .target(
+      name: "ObjectShared", dependencies: [.product(name: "Shoal", package: rootIdentity)],
+      path: "Sources/ObjectShared"),
     .executableTarget(
       name: "ObjectBenchmarks",
       dependencies: [
+        "ObjectShared",
         .product(name: "Shoal", package: rootIdentity),
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "Benchmark", package: "benchmark"),
@@ -107,6 +113,11 @@ let package = Package(
       name: "bench-commits",
       dependencies: ["BenchEngines", .product(name: "ShoalStorage", package: rootIdentity)],
       path: "Sources/bench-commits"),
+    // Shoal's object workloads one at a time in a loop, for profiling (not run by the benchmarks).
+    .executableTarget(
+      name: "bench-objects",
+      dependencies: ["ObjectShared", .product(name: "Shoal", package: rootIdentity)],
+      path: "Sources/bench-objects"),
     // The other processes of the cross-process benchmarks (notification latency, contended
     // commits, object notifications). bench.sh builds it; the benchmarks run it from their own
     // folder.

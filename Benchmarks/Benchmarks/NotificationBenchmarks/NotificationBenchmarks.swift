@@ -4,27 +4,31 @@
 // (a Realm's only durability: each commit ends with an fdatasync before it is published).
 //
 //   notify-objects-latency 10k / shoal
-//       A bench-peer process (`observe … latency`, Sources/bench-peer/Observe.swift) observes
-//       `realm.objects(Quote.self)` (10k objects) on a serial DispatchQueue. This process
-//       commits one modified object at a time (its `seq`, `price` and `stamp`, the wall clock
-//       just before `commitWrite`) and waits until the peer reports the callback, then 1 ms
-//       more, so the figures are wake-up-and-deliver latency, not queueing. Per commit, on
-//       CLOCK_REALTIME in both processes:
+//       Three bench-peer processes (`observe … latency|latency-combine|latency-async`,
+//       Sources/bench-peer/Observe.swift), each observing `realm.objects(Quote.self)` (10k
+//       objects) of a file of its own: on a serial DispatchQueue (a callback), through
+//       ShoalCombine (`changesetPublisher` subscribed on a serial queue, `sink`), and by
+//       iterating the `changes()` async sequence. This process commits one modified object at
+//       a time (its `seq`, `price` and `stamp`, the wall clock just before `commitWrite`) to
+//       one of the files and waits until that file's peer reports the callback, then 1 ms
+//       more, so the figures are wake-up-and-deliver latency, not queueing. The commits go to
+//       the three files in turn, `latencyBlock` at a time, the order rotating each round: the
+//       three paths are measured through the same minutes of load, so their ratio is what the
+//       path costs, not what the disk did meanwhile. Per commit, on CLOCK_REALTIME in both
+//       processes:
 //         publish -> callback   from the engine's publish of the commit (its
 //                               `lastPublishTimestamp`, taken in this process just before it
 //                               wakes the waiters; read by the peer in its callback) to the
 //                               callback starting in the peer: the notification's own latency,
-//                               the target (p50 <= 200 us)
+//                               the target (p50 <= 200 us); one metric per path, the
+//                               publisher's and the sequence's goal within 1.2x the callback's
+//       and for the callback path also:
 //         return -> callback    from `commitWrite` returning here to the callback; 0 when the
 //                               callback started first (counted, printed by bench-table)
 //         stamp -> callback     from the `stamp` carried in the object (just before
 //                               `commitWrite`) to the callback: includes the commit and its fsync
-//       The peer checks nothing; this process checks that each callback reports exactly the one
+//       The peers check nothing; this process checks that each callback reports exactly the one
 //       modified object of the commit it waited for.
-//   notify-objects-latency 10k / shoal-combine, / shoal-async
-//       The same, with the peer subscribed through ShoalCombine (`changesetPublisher`
-//       subscribed on a serial queue, `sink`) or iterating the `changes()` async sequence:
-//       what a publisher or the async sequence adds to the callback (goal: within 1.2x).
 //   notify-objects-throughput 3k at 1k/s / shoal
 //       The peer (`observe … count`) counts the updates while this process inserts one object
 //       per commit (so the results grow from 10k to 13k objects; the insertions are deleted
@@ -165,7 +169,6 @@ let stampToCallbackMetric = BenchmarkMetric.custom(
 let commitMetric = BenchmarkMetric.custom("commit (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 
 final class LatencySession {
-  let session = Session()
   /// Callbacks that started before `commitWrite` had returned here, of `observed`.
   var early = 0
   var observed = 0
@@ -202,58 +205,96 @@ func awaitCallback(_ peer: Peer, seq: Int) throws -> (publish: Int, stamp: Int, 
   return (publish, stamp, calledAt)
 }
 
-/// The latency benchmark with the peer observing in `mode`: `latency` (a callback on a queue),
-/// `latency-combine` (ShoalCombine's `changesetPublisher` subscribed on a queue) or
-/// `latency-async` (the `changes()` async sequence); `side` names the row's side.
-func latencyBenchmark(side: String = "shoal", mode: String = "latency") {
+/// The three ways an observer can be told, each measured on a file of its own by an observer
+/// process of its own: a callback on a queue (`latency`), ShoalCombine's `changesetPublisher`
+/// subscribed on a queue (`latency-combine`) and the `changes()` async sequence
+/// (`latency-async`).
+enum DeliveryPath: String, CaseIterable {
+  case callback = "latency"
+  case combine = "latency-combine"
+  case async = "latency-async"
+
+  /// The publish -> callback metric of the path (the callback's keeps its original name).
+  var publishMetric: BenchmarkMetric {
+    switch self {
+    case .callback: return publishToCallbackMetric
+    case .combine: return combinePublishToCallbackMetric
+    case .async: return asyncPublishToCallbackMetric
+    }
+  }
+}
+
+let combinePublishToCallbackMetric = BenchmarkMetric.custom(
+  "combine publish to callback (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+let asyncPublishToCallbackMetric = BenchmarkMetric.custom(
+  "async publish to callback (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+
+/// The latency benchmark: the three delivery paths side by side, interleaved. Each path has
+/// its own file (the same 10k objects) and observer process; the commits go to the three
+/// files in turn, `latencyBlock` at a time, the order rotating each round, so every path
+/// is measured through the same minutes of disk and CPU load (this machine's syncs drift by
+/// several times over minutes). Only the observer of the file committed to wakes.
+func latencyBenchmark() {
   let state = LatencySession()
+  let sessions = DeliveryPath.allCases.map { ($0, Session()) }
   Benchmark(
-    "notify-objects-latency 10k / \(side)",
+    "notify-objects-latency 10k / shoal",
     configuration: .init(
-      metrics: [.wallClock, publishToCallbackMetric, returnToCallbackMetric, stampToCallbackMetric, commitMetric],
-      warmupIterations: 1, maxDuration: .seconds(10), maxIterations: 6)
+      metrics: [
+        .wallClock, publishToCallbackMetric, combinePublishToCallbackMetric, asyncPublishToCallbackMetric,
+        returnToCallbackMetric, stampToCallbackMetric, commitMetric,
+      ],
+      warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 6)
   ) { benchmark in
     do {
-      let session = state.session
-      let (realm, peer) = (try session.open(), try session.connected())
-      for _ in 0..<NotifyShape.latencyCommits {
-        let seq = session.next
-        session.next += 1
-        let (returned, took) = try commitModification(realm, seq: seq)
-        let seen = try awaitCallback(peer, seq: seq)
-        state.observed += 1
-        if seen.calledAt < returned { state.early += 1 }
-        // CLOCK_REALTIME in both processes; a (rare) step backwards reads as 0.
-        benchmark.measurement(publishToCallbackMetric, max(0, seen.publish))
-        benchmark.measurement(returnToCallbackMetric, max(0, seen.calledAt - returned))
-        benchmark.measurement(stampToCallbackMetric, max(0, seen.stamp))
-        benchmark.measurement(commitMetric, took)
-        usleep(NotifyShape.latencyPauseMicroseconds)
+      let block = NotifyShape.latencyBlock
+      for round in 0..<(NotifyShape.latencyCommits / block) {
+        for turn in 0..<sessions.count {
+          let (path, session) = sessions[(round + turn) % sessions.count]
+          let (realm, peer) = (try session.open(), try session.connected())
+          for _ in 0..<block {
+            let seq = session.next
+            session.next += 1
+            let (returned, took) = try commitModification(realm, seq: seq)
+            let seen = try awaitCallback(peer, seq: seq)
+            // CLOCK_REALTIME in both processes; a (rare) step backwards reads as 0.
+            benchmark.measurement(path.publishMetric, max(0, seen.publish))
+            if path == .callback {
+              state.observed += 1
+              if seen.calledAt < returned { state.early += 1 }
+              benchmark.measurement(returnToCallbackMetric, max(0, seen.calledAt - returned))
+              benchmark.measurement(stampToCallbackMetric, max(0, seen.stamp))
+              benchmark.measurement(commitMetric, took)
+            }
+            usleep(NotifyShape.latencyPauseMicroseconds)
+          }
+        }
       }
     } catch {
-      try? state.session.close()
+      for (_, session) in sessions { try? session.close() }
       benchmark.error("notify-objects-latency: \(error)")
     }
   } setup: {
     do {
-      let session = state.session
-      try session.create("notify-objects-latency-\(side)")
-      try session.startObserver(mode)
-      // A first commit through the whole path (the peer's first refresh is its slowest).
-      let realm = try session.open()
-      for _ in 0..<3 {
-        let seq = session.next
-        session.next += 1
-        _ = try commitModification(realm, seq: seq)
-        _ = try awaitCallback(try session.connected(), seq: seq)
+      for (path, session) in sessions {
+        try session.create("notify-objects-latency-\(path.rawValue)")
+        try session.startObserver(path.rawValue)
+        // A few commits through the whole path (the peer's first refresh is its slowest).
+        let realm = try session.open()
+        for _ in 0..<3 {
+          let seq = session.next
+          session.next += 1
+          _ = try commitModification(realm, seq: seq)
+          _ = try awaitCallback(try session.connected(), seq: seq)
+        }
       }
     } catch {
-      try? state.session.close()
+      for (_, session) in sessions { try? session.close() }
       throw error
     }
   } teardown: {
-    try state.session.close()
-    try writeResult("notify-objects-early-\(side).txt", "\(state.early) \(state.observed)")
+    for (_, session) in sessions { try session.close() }
+    try writeResult("notify-objects-early-shoal.txt", "\(state.early) \(state.observed)")
   }
 }
 
@@ -456,8 +497,6 @@ func freezeBenchmarks() {
 
 let benchmarks: @Sendable () -> Void = {
   latencyBenchmark()
-  latencyBenchmark(side: "shoal-combine", mode: "latency-combine")
-  latencyBenchmark(side: "shoal-async", mode: "latency-async")
   throughputBenchmark()
   freezeBenchmarks()
 }

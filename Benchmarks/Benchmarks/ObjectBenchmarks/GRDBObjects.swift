@@ -2,6 +2,7 @@
 
 import Foundation
 import GRDB
+import ObjectShared
 
 struct ItemRecord: Codable, FetchableRecord, PersistableRecord {
   static let databaseTableName = "item"

@@ -29,6 +29,7 @@
 
 import Benchmark
 import Foundation
+import ObjectShared
 
 // MARK: - Places
 

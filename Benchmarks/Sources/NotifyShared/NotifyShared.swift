@@ -27,8 +27,11 @@ public final class Quote: Object {
 public enum NotifyShape {
   /// The objects the observed `Results` holds when the benchmarks start.
   public static let objectCount = 10_000
-  /// Observed commits per iteration of the latency benchmark (one modified object each).
+  /// Observed commits per iteration of the latency benchmark and per delivery path (one
+  /// modified object each) ...
   public static let latencyCommits = 300
+  /// ... made to one path's file at a time, in blocks of this many.
+  public static let latencyBlock = 10
   /// Pause between two observed commits (after the callback was reported), in microseconds.
   public static let latencyPauseMicroseconds: UInt32 = 1_000
   /// Commits per iteration of the throughput benchmark (one inserted object each) ...

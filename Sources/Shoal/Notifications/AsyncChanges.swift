@@ -39,29 +39,41 @@ import Synchronization
 /// the loop, dropping the iterator or cancelling the consuming task ends the observation and
 /// releases its version.
 public struct RealmChanges<Element>: AsyncSequence, Sendable {
-  let owner: ChangeStreamOwner<Element>
+  let owner: ChangeStreamOwner
 
   /// Makes the iterator; iterate a stream once.
   public func makeAsyncIterator() -> Iterator { Iterator(owner: owner) }
 
   /// Waits for the next change.
   public struct Iterator: AsyncIteratorProtocol {
-    let owner: ChangeStreamOwner<Element>
+    let owner: ChangeStreamOwner
 
     /// The next change, or nil once the stream has ended (an object deleted, the task cancelled).
-    public mutating func next() async -> Element? { await owner.channel.next() }
+    public mutating func next() async -> Element? {
+      guard let change = await owner.channel.next() else { return nil }
+      // Every change offered to the channel of a `RealmChanges<Element>` is a
+      // `FrozenChange<Element>` (see `ChangeChannel.stream`), so the downcast cannot fail.
+      return unsafeDowncast(change, to: FrozenChange<Element>.self).value
+    }
   }
 }
 
 /// Ends the observation when the last stream or iterator holding it goes away.
-final class ChangeStreamOwner<Element>: Sendable {
-  let channel = ChangeChannel<Element>()
+final class ChangeStreamOwner: Sendable {
+  let channel = ChangeChannel()
   deinit { channel.finish() }
 }
 
-/// A change on its way from the observation queue to the consumer.
-struct FrozenChange<Element>: @unchecked Sendable {  // safe: carries only frozen values, readable from any thread
+/// A change on its way from the observation queue to the consumer: a class, so that the
+/// channel moves one reference and never runs generic code for the element type (which,
+/// unspecialised across modules, cost microseconds per change on this path).
+class AnyFrozenChange: @unchecked Sendable {}  // safe: holds nothing; subclasses carry only frozen values
+
+/// A change of element type `Element` (see `AnyFrozenChange`). It carries only frozen values,
+/// which any thread may read.
+final class FrozenChange<Element>: AnyFrozenChange, @unchecked Sendable {  // safe: frozen values only
   let value: Element
+  init(_ value: Element) { self.value = value }
 }
 
 /// Set on a stream's queue (as its queue-specific value) so that the Realm confined to the
@@ -78,10 +90,10 @@ final class CommitGate: Sendable {
 }
 
 /// The hand-over between the observation and the consumer (see the file comment).
-final class ChangeChannel<Element>: Sendable {
+final class ChangeChannel: Sendable {
   /// What a waiting consumer is woken with.
   private enum Step {
-    case change(FrozenChange<Element>)
+    case change(AnyFrozenChange)
     /// A commit arrived: run the refresh on the queue, then look again.
     case refresh(@Sendable () -> Void)
     case ended
@@ -90,8 +102,8 @@ final class ChangeChannel<Element>: Sendable {
   private struct State {
     /// Changes offered and not yet taken: the initial one, or what the consumer's last
     /// refresh produced.
-    var pending: [FrozenChange<Element>] = []
-    var waiter: CheckedContinuation<Step, Never>?
+    var pending: [AnyFrozenChange] = []
+    var waiter: UnsafeContinuation<Step, Never>?
     /// The refresh to run before the consumer's next change: a commit arrived since the last.
     var refresh: (@Sendable () -> Void)?
     var finished = false
@@ -123,7 +135,7 @@ final class ChangeChannel<Element>: Sendable {
   /// A commit arrived (on the store's listener thread): wakes a waiting consumer to run
   /// `refresh`, or keeps it for the consumer's next call.
   private func arrived(_ refresh: @escaping @Sendable () -> Void) {
-    let waiter = state.withLock { state -> CheckedContinuation<Step, Never>? in
+    let waiter = state.withLock { state -> UnsafeContinuation<Step, Never>? in
       guard !state.finished else { return nil }
       guard let waiter = state.waiter else {
         state.refresh = refresh
@@ -138,9 +150,8 @@ final class ChangeChannel<Element>: Sendable {
   /// Called on `queue` with each change: hands it to a waiting consumer, or keeps it for the
   /// next call. After the `last` change (an object's deletion) the observation stops and the
   /// stream ends once the consumer has it.
-  func offer(_ change: Element, last: Bool = false) {
-    let frozen = FrozenChange(value: change)
-    let (waiter, token) = state.withLock { state -> (CheckedContinuation<Step, Never>?, NotificationToken?) in
+  func offer(_ change: AnyFrozenChange, last: Bool = false) {
+    let (waiter, token) = state.withLock { state -> (UnsafeContinuation<Step, Never>?, NotificationToken?) in
       if state.finished { return (nil, nil) }
       var token: NotificationToken?
       if last {
@@ -153,16 +164,16 @@ final class ChangeChannel<Element>: Sendable {
         state.waiter = nil
         return (waiter, token)
       }
-      state.pending.append(frozen)
+      state.pending.append(change)
       return (nil, token)
     }
     token?.invalidate()
-    waiter?.resume(returning: .change(frozen))
+    waiter?.resume(returning: .change(change))
   }
 
   /// What the consumer does next without waiting, or nil after registering `waiter` (when
   /// given) to be woken.
-  private func step(waiter: CheckedContinuation<Step, Never>?) -> Step? {
+  private func step(waiter: UnsafeContinuation<Step, Never>?) -> Step? {
     state.withLock { state in
       if !state.pending.isEmpty { return .change(state.pending.removeFirst()) }
       if let refresh = state.refresh {
@@ -176,12 +187,14 @@ final class ChangeChannel<Element>: Sendable {
   }
 
   /// The next change, waiting for one; nil once ended. Cancelling the task ends the stream.
-  func next() async -> Element? {
+  func next() async -> AnyFrozenChange? {
     while true {
       var next = step(waiter: nil)
       if next == nil {
         next = await withTaskCancellationHandler {
-          await withCheckedContinuation { (continuation: CheckedContinuation<Step, Never>) in
+          await withUnsafeContinuation { (continuation: UnsafeContinuation<Step, Never>) in
+            // Resumed exactly once: now, or by whoever takes it out of the state (`arrived`,
+            // `offer`, `finish`), which removes it as it takes it.
             if let ready = step(waiter: continuation) { continuation.resume(returning: ready) }
           }
         } onCancel: {
@@ -189,7 +202,7 @@ final class ChangeChannel<Element>: Sendable {
         }
       }
       switch next {
-      case .change(let change): return change.value
+      case .change(let change): return change
       case .refresh(let refresh): queue.sync(execute: refresh)
       case .ended, nil: return nil
       }
@@ -214,12 +227,14 @@ final class ChangeChannel<Element>: Sendable {
 
   /// A stream fed by the observation `observe` registers on the channel's queue; `observe` gets
   /// the queue and the function to call with each (already frozen) change.
-  static func stream(
+  static func stream<Element>(
     _ observe: (DispatchQueue, @escaping (Element, _ last: Bool) -> Void) -> NotificationToken
   ) -> RealmChanges<Element> {
-    let owner = ChangeStreamOwner<Element>()
+    let owner = ChangeStreamOwner()
     let channel = owner.channel
-    let token = observe(channel.queue) { [weak channel] change, last in channel?.offer(change, last: last) }
+    let token = observe(channel.queue) { [weak channel] change, last in
+      channel?.offer(FrozenChange(change), last: last)
+    }
     channel.attach(token)
     return RealmChanges(owner: owner)
   }

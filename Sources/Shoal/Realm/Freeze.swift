@@ -102,8 +102,19 @@ extension ResultsState {
       fatalError("Access to invalidated Results objects")
     }
     let frozenCore = core.frozen()
-    guard let state = CollectionBlueprint(self).state(in: frozenCore) else {
-      fatalError("Cannot freeze a deleted collection")
+    let state: ResultsState
+    if case .table(let table)? = source {
+      // A frozen Realm shares its live Realm's schema, so the class is the same table: no
+      // lookup by name (this runs for every change an async sequence hands over).
+      state = ResultsState(core: frozenCore, source: .table(table), unmanaged: nil)
+      state.filters = filters
+      state.sorts = sorts
+      state.distinct = distinct
+    } else {
+      guard let made = CollectionBlueprint(self).state(in: frozenCore) else {
+        fatalError("Cannot freeze a deleted collection")
+      }
+      state = made
     }
     state.freezeItems(from: self)
     return state

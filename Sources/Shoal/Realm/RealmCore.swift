@@ -49,7 +49,7 @@ final class RealmCore {
   /// The frozen Realm of the current version, while something holds it.
   weak var frozenCore: RealmCore?
   /// Queued `writeAsync`/`beginAsyncWrite` blocks.
-  let asyncWrites = AsyncWrites()
+  lazy var asyncWrites = AsyncWrites()
   /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
   var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.

@@ -3,20 +3,20 @@
 import Foundation
 import Shoal
 
-final class Item: Object {
-  @Persisted(primaryKey: true) var id: Int
-  @Persisted(indexed: true) var category: String
-  @Persisted var price: Double
-  @Persisted var name: String
-  @Persisted(indexed: true) var createdAt: Date
+public final class Item: Object {
+  @Persisted(primaryKey: true) public var id: Int
+  @Persisted(indexed: true) public var category: String
+  @Persisted public var price: Double
+  @Persisted public var name: String
+  @Persisted(indexed: true) public var createdAt: Date
 }
 
-final class ShoalObjects: ObjectEngine {
-  let path: String
-  var realm: Realm?
+public final class ShoalObjects: ObjectEngine {
+  public let path: String
+  public var realm: Realm?
   var prepared: [Item] = []
 
-  init(directory: String, encryptionKey: Data? = nil) throws {
+  public init(directory: String, encryptionKey: Data? = nil) throws {
     path = directory + "/items.realm"
     // Durability is Shoal's default for a Realm: full (one fdatasync per commit).
     let configuration = Realm.Configuration(
@@ -24,14 +24,14 @@ final class ShoalObjects: ObjectEngine {
     realm = try Realm(configuration: configuration)
   }
 
-  var dataFiles: [String] { [path] }
+  public var dataFiles: [String] { [path] }
 
   private func open() throws -> Realm {
     guard let realm else { throw BenchError("the Realm is closed") }
     return realm
   }
 
-  func prepareInsert(_ data: ObjectData) {
+  public func prepareInsert(_ data: ObjectData) {
     prepared = data.ids.indices.map { i in
       let item = Item()
       item.id = data.ids[i]
@@ -43,19 +43,19 @@ final class ShoalObjects: ObjectEngine {
     }
   }
 
-  func insertPrepared() throws {
+  public func insertPrepared() throws {
     let realm = try open()
     try realm.write {
       realm.add(prepared)
     }
   }
 
-  func settle() throws {
+  public func settle() throws {
     // The added objects are managed now and keep the Realm open; let them go.
     prepared = []
   }
 
-  func lookups(_ ids: [Int]) throws -> Int {
+  public func lookups(_ ids: [Int]) throws -> Int {
     let realm = try open()
     var sum = 0
     for id in ids {
@@ -67,9 +67,9 @@ final class ShoalObjects: ObjectEngine {
     return sum
   }
 
-  func statementLookups(_ ids: [Int]) throws -> Int? { nil }
+  public func statementLookups(_ ids: [Int]) throws -> Int? { nil }
 
-  func categoryQueries(_ categories: [String]) throws -> [QueryTally] {
+  public func categoryQueries(_ categories: [String]) throws -> [QueryTally] {
     let items = try open().objects(Item.self)
     return categories.map { category in
       var tally = QueryTally()
@@ -78,7 +78,7 @@ final class ShoalObjects: ObjectEngine {
     }
   }
 
-  func rangeQueries(_ ranges: [ClosedRange<Double>]) throws -> [QueryTally] {
+  public func rangeQueries(_ ranges: [ClosedRange<Double>]) throws -> [QueryTally] {
     let items = try open().objects(Item.self)
     return try ranges.map { range in
       var tally = QueryTally()
@@ -90,7 +90,7 @@ final class ShoalObjects: ObjectEngine {
     }
   }
 
-  func dateRangeQueries(_ ranges: [ClosedRange<Date>]) throws -> [QueryTally] {
+  public func dateRangeQueries(_ ranges: [ClosedRange<Date>]) throws -> [QueryTally] {
     let items = try open().objects(Item.self)
     return try ranges.map { range in
       var tally = QueryTally()
@@ -102,7 +102,7 @@ final class ShoalObjects: ObjectEngine {
     }
   }
 
-  func close() throws {
+  public func close() throws {
     prepared = []
     // Shoal, like RealmSwift, has no close: the file closes when the last Realm instance and
     // the last object read from it are gone.

@@ -30,25 +30,25 @@ struct SplitMix64 {
   mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
-enum ObjectShape {
+public enum ObjectShape {
   /// Objects inserted in the one write transaction of the insert benchmark (and held by the
   /// fixture the other benchmarks read).
-  static let objectCount = 100_000
+  public static let objectCount = 100_000
   /// Distinct `category` values: about objectCount / categoryCount objects each.
-  static let categoryCount = 100
+  public static let categoryCount = 100
   /// Primary-key lookups per iteration.
-  static let lookupCount = 10_000
+  public static let lookupCount = 10_000
   /// Equality queries on `category` per iteration, each of a different category.
-  static let categoryQueryCount = 10
+  public static let categoryQueryCount = 10
   /// Range queries on `price` (sorted by price) per iteration, each of a different range.
-  static let rangeQueryCount = 5
+  public static let rangeQueryCount = 5
   /// Prices are whole cents in [0, maxPrice); each range spans rangeWidth, about 1% of them.
-  static let maxPrice = 1_000.0
-  static let rangeWidth = 10.0
+  public static let maxPrice = 1_000.0
+  public static let rangeWidth = 10.0
   /// Range queries on the indexed `createdAt` (sorted by it) per iteration, each spanning the
   /// creation times of `dateRangeObjects` consecutive objects (about 1% of them).
-  static let dateRangeQueryCount = 5
-  static let dateRangeObjects = 1_000
+  public static let dateRangeQueryCount = 5
+  public static let dateRangeObjects = 1_000
 }
 
 /// Words for the names (text-like, as real names are).
@@ -60,45 +60,47 @@ let nameWords = """
   """.split(separator: " ").map(String.init)
 
 /// The sum of whole cents of the prices read: what both sides compute from the objects they read.
-@inline(__always) func cents(_ price: Double) -> Int { Int((price * 100).rounded()) }
+@inline(__always) public func cents(_ price: Double) -> Int { Int((price * 100).rounded()) }
 
 /// What a pass of queries read: how many objects and the sum of their prices in cents.
-struct QueryTally: Equatable, Sendable, CustomStringConvertible {
-  var count = 0
-  var cents = 0
+public struct QueryTally: Equatable, Sendable, CustomStringConvertible {
+  public var count = 0
+  public var cents = 0
 
-  mutating func add(_ price: Double) {
+  public init() {}
+
+  public mutating func add(_ price: Double) {
     count += 1
-    cents &+= ObjectBenchmarks.cents(price)
+    cents &+= ObjectShared.cents(price)
   }
 
-  var description: String { "\(count) objects, \(cents) cents" }
+  public var description: String { "\(count) objects, \(cents) cents" }
 }
 
 /// The 100k objects in insertion order (ascending id), and the lookups and queries.
-final class ObjectData: Sendable {
-  let ids: [Int]
-  let categories: [String]
-  let prices: [Double]
-  let names: [String]
-  let createdAt: [Date]
+public final class ObjectData: Sendable {
+  public let ids: [Int]
+  public let categories: [String]
+  public let prices: [Double]
+  public let names: [String]
+  public let createdAt: [Date]
 
   /// Random existing ids (with repeats) for the lookups, and the cents they sum to.
-  let lookupIDs: [Int]
-  let expectedLookupCents: Int
+  public let lookupIDs: [Int]
+  public let expectedLookupCents: Int
   /// The categories queried, and what each query reads.
-  let queriedCategories: [String]
-  let expectedCategoryTallies: [QueryTally]
+  public let queriedCategories: [String]
+  public let expectedCategoryTallies: [QueryTally]
   /// The price ranges queried (closed), and what each query reads.
-  let priceRanges: [ClosedRange<Double>]
-  let expectedRangeTallies: [QueryTally]
+  public let priceRanges: [ClosedRange<Double>]
+  public let expectedRangeTallies: [QueryTally]
   /// The creation-time ranges queried (closed), and what each query reads.
-  let dateRanges: [ClosedRange<Date>]
-  let expectedDateRangeTallies: [QueryTally]
+  public let dateRanges: [ClosedRange<Date>]
+  public let expectedDateRangeTallies: [QueryTally]
 
-  static func category(_ k: Int) -> String { "category-" + (k < 10 ? "0" : "") + String(k) }
+  public static func category(_ k: Int) -> String { "category-" + (k < 10 ? "0" : "") + String(k) }
 
-  init(count: Int = ObjectShape.objectCount) {
+  public init(count: Int = ObjectShape.objectCount) {
     var ids: [Int] = []
     var categories: [String] = []
     var prices: [Double] = []
@@ -157,4 +159,4 @@ final class ObjectData: Sendable {
 }
 
 /// Generated on first use (each benchmark runs in a process of its own).
-let objectData = ObjectData()
+public let objectData = ObjectData()
