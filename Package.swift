@@ -40,7 +40,14 @@ let package = Package(
       ],
       path: "Sources/ShoalStorage"
     ),
-    .target(name: "Shoal", dependencies: ["ShoalStorage"], path: "Sources/Shoal"),
+    .target(
+      name: "Shoal",
+      dependencies: [
+        "ShoalStorage",
+        // The lock-free table of property offsets every property access reads.
+        .product(name: "Atomics", package: "swift-atomics"),
+      ],
+      path: "Sources/Shoal"),
     // Shoal's log messages through swift-log, for servers with their own LogHandler.
     .target(
       name: "ShoalLogging", dependencies: ["Shoal", .product(name: "Logging", package: "swift-log")],

@@ -13,7 +13,8 @@
 //   live-sorted, live-unsorted, live-filtered
 //                one object's price changed per durable commit, observed sorted by price (or
 //                unsorted, or `price >= 500` sorted) on a queue: the median from just before
-//                `commitWrite` to the callback, over <rounds> commits
+//                `commitWrite` to the callback, over <rounds> commits, on a copy of the
+//                objects (<directory>-live)
 //   live-async   as live-unsorted, through the `changes()` async sequence
 // Every round is checked against what the dataset says it must read.
 
@@ -120,7 +121,17 @@ guard arguments.count == 3 || arguments.count == 4 else {
 let operation = arguments[2]
 let count = arguments.count == 4 ? (Int(arguments[3]) ?? 100) : 100
 do {
-  let engine = try openFixture(arguments[1])
+  var engine = try openFixture(arguments[1])
+  if operation.hasPrefix("live") {
+    // The live workloads change prices: they work on a copy, so the fixture stays as the
+    // dataset says.
+    try engine.close()
+    let copy = arguments[1] + "-live"
+    try? FileManager.default.removeItem(atPath: copy)
+    try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: arguments[1] + "/items.realm", toPath: copy + "/items.realm")
+    engine = try ShoalObjects(directory: copy)
+  }
   let data = objectData
   let perRound: Int
   switch operation {

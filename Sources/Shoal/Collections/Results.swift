@@ -290,6 +290,30 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
 
   private func element(_ item: RowValue) -> Element { Element._rlmFromStored(_StoredValue(item), context) }
 
+  /// The Realm and class of the objects the results hold, when `Element` is exactly that
+  /// class: its elements are then made directly from their keys, with no conversion through
+  /// `_rlmFromStored` and no dynamic cast (see `object(_:at:in:table:)`).
+  private var directObjects: (core: RealmCore, table: TableInfo)? {
+    guard Element.self is ObjectBase.Type, let core = state.core, let table = state.elementTable,
+      let info = table.classInfo, ObjectIdentifier(info.type) == ObjectIdentifier(Element.self)
+    else { return nil }
+    return (core, table)
+  }
+
+  /// The object `item` links to, made by `core` of `table` (see `directObjects`), with the row
+  /// the evaluation decoded for `position` when it has one.
+  private func object(_ item: RowValue, at position: Int, in core: RealmCore, table: TableInfo) -> Element {
+    guard case .link(let key) = item else { fatalError("Link to a missing \(table.name) object") }
+    let object = core.object(table, key)
+    if let row = state.cachedRow(at: position) {
+      object._row = row
+      object._rowStamp = core.stamp
+    }
+    // `core.object` made an instance of `table`'s class, which `directObjects` found to be
+    // `Element` itself: the same reference, of the same type.
+    return unsafeBitCast(object, to: Element.self)
+  }
+
   /// The Realm of the results.
   public var realm: Realm? { state.core.map { Realm(core: $0) } }
   /// Whether the results can no longer be accessed.
@@ -322,6 +346,7 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     }
     let items = state.items()
     checkBounds(position, count: items.count)
+    if let (core, table) = directObjects { return object(items[position], at: position, in: core, table: table) }
     let value = element(items[position])
     // An object the scan decoded starts with its row: its first read needs no lookup.
     if let row = state.cachedRow(at: position), let object = value as? ObjectBase, let core = state.core {
@@ -340,6 +365,11 @@ public struct Results<Element: RealmCollectionValue>: RandomAccessCollection, Cu
     let items = state.items()
     let state = self.state
     let stamp = state.core?.stamp
+    if let (core, table) = directObjects {
+      // `object` takes a decoded row only while the evaluation's rows are current.
+      return RLMIterator(count: items.count) { position in object(items[position], at: position, in: core, table: table)
+      }
+    }
     return RLMIterator(count: items.count) { position in
       let value = element(items[position])
       // The rows the evaluation decoded belong to `items` only while nothing was written since.

@@ -40,6 +40,10 @@ final class ClassInfo: Sendable {
   let className: String
   let isEmbedded: Bool
   let fields: [Field]
+  /// Per field, the offsets (in an instance) of its wrapper's `managedIndex` and `owner`, and
+  /// its index: what `makeManaged` writes, apart from the rest of `Field`, whose copies (names,
+  /// existentials) cost reference counting on every object made.
+  private let managedSlots: [(managedIndex: Int, owner: Int, index: Int)]
   let primaryKeyIndex: Int?
   private let byName: [String: Int]
 
@@ -80,6 +84,7 @@ final class ClassInfo: Sendable {
     }
     withExtendedLifetime(probe) {}
     self.fields = fields
+    managedSlots = fields.map { ($0.offset + $0.managedIndexOffset, $0.offset + $0.ownerOffset, $0.index) }
     primaryKeyIndex = primary
     byName = Dictionary(fields.map { ($0.name, $0.index) }, uniquingKeysWith: { first, _ in first })
   }
@@ -135,9 +140,12 @@ final class ClassInfo: Sendable {
   func makeManaged() -> ObjectBase {
     let object = type.init()
     let base = Unmanaged.passUnretained(object).toOpaque()
-    for field in fields {
-      // Offsets come from `type`'s metadata and `object` is an instance of `type`.
-      field.makeManaged(base: base, object: object)
+    let owner = Optional(Unmanaged.passUnretained(object))
+    for slot in managedSlots {
+      // Offsets come from `type`'s metadata and `object` is an instance of `type`: the same
+      // two stores as `Field.makeManaged`.
+      (base + slot.managedIndex).storeBytes(of: slot.index, as: Int.self)
+      (base + slot.owner).storeBytes(of: owner, as: Unmanaged<ObjectBase>?.self)
     }
     return object
   }

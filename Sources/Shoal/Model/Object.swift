@@ -5,22 +5,43 @@ import Foundation
 /// Unmanaged instances are plain Swift objects; once added to a Realm (or read from one) their
 /// `@Persisted` properties read and write the Realm's current transaction.
 open class ObjectBase: CustomStringConvertible {
-  /// The Realm of a managed object.
-  var _core: RealmCore?
-  /// The class as stored in the Realm, for managed objects.
-  var _table: TableInfo?
+  /// The Realm of a managed object (a strong reference: the object keeps its Realm open). Set
+  /// with `_makeManaged`.
+  private(set) var _core: RealmCore?
+  /// `_core` without reference counting, for property reads: the Realm is weakly referenced
+  /// (its thread's cache of instances), so every retain and release of it takes the runtime's
+  /// slow path, several times per read otherwise. Valid while `_core` holds the same Realm.
+  /// (Read on every property access, and only ever read or written whole, never held across a
+  /// call: unchecked for exclusivity, as are the other fields a property read goes through.)
+  @exclusivity(unchecked) private(set) var _coreReference: Unmanaged<RealmCore>?
+  /// The class as stored in the Realm, for managed objects. Set with `_makeManaged`.
+  private(set) var _table: TableInfo?
+  /// `_table` without reference counting (see `_coreReference`).
+  @exclusivity(unchecked) private(set) var _tableReference: Unmanaged<TableInfo>?
+
+  /// Makes this object the accessor of object `key` of `table` in `core`, as of the Realm's
+  /// `invalidations` `epoch`.
+  final func _makeManaged(core: RealmCore, table: TableInfo, key: ObjectKey, epoch: UInt64) {
+    _core = core
+    _coreReference = Unmanaged.passUnretained(core)
+    _table = table
+    _tableReference = Unmanaged.passUnretained(table)
+    _key = key
+    _epoch = epoch
+  }
   /// The object's key within its class, for managed objects.
   var _key: ObjectKey = 0
   /// Decoded row of a managed object, valid while `_rowStamp` equals the Realm's stamp.
-  var _row: [RowValue]?
-  var _rowStamp: UInt64 = 0
+  @exclusivity(unchecked) var _row: [RowValue]?
+  @exclusivity(unchecked) var _rowStamp: UInt64 = 0
   /// Set when the object was deleted or its transaction cancelled.
   var _invalidated = false
   /// The Realm's `invalidations` when this accessor was made: one made before the Realm's
   /// `invalidate()` is invalid, as in RealmSwift.
   var _epoch: UInt64 = 0
-  /// Set on key-path tracing probes.
-  @usableFromInline var _probe: _KeyPathProbe?
+  /// Set on key-path tracing probes. Read on every property access (in the models' own
+  /// modules), and only ever read or written whole: unchecked for exclusivity.
+  @exclusivity(unchecked) @usableFromInline var _probe: _KeyPathProbe?
   /// Property access by name, for `DynamicObject`s.
   var _dynamic: (any DynamicAccess)?
   /// Set while `add` has made the object managed but not yet written its row.
@@ -116,10 +137,22 @@ open class ObjectBase: CustomStringConvertible {
   func _storedValue(
     at index: Int, deleted: @autoclosure () -> String = "Object has been deleted or invalidated."
   ) -> RowValue {
-    guard let core = _core, let table = _table else {
+    guard let coreReference = _coreReference, let tableReference = _tableReference else {
       fatalError("Object is unmanaged")  // only managed wrappers call this
     }
-    return core.storedValue(of: self, table: table, at: index, deleted: deleted())
+    // `self` holds both strongly (`_core`, `_table`) for the whole call: borrowed, not retained.
+    return coreReference._withUnsafeGuaranteedRef { core in
+      tableReference._withUnsafeGuaranteedRef { table in
+        // The row read at the Realm's current view, when this object has it: a live Realm on
+        // its own thread, or a frozen one (whose rows never change; an object of it gets its
+        // row before it is handed out, and it is never written again).
+        if _rowStamp == core.stamp, let row = _row, !table.isLinkingObjects[index] {
+          if !core.isFrozen { core.verifyThread() }
+          return row[index]
+        }
+        return core.storedValue(of: self, table: table, at: index, deleted: deleted())
+      }
+    }
   }
 
   /// Writes property `index` of a managed object.

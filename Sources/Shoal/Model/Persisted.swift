@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import Synchronization
 
@@ -269,19 +270,70 @@ extension Persisted {
 /// property the program declares.
 private let persistedOffsets = Mutex<[ObjectIdentifier: Int?]>([:])
 
-/// Each thread's copy of the offsets it has used: property accesses (frozen objects are read
-/// from many threads at once) take no lock once a thread has seen the property.
-private final class ThreadOffsets {
-  var offsets: [ObjectIdentifier: Int?] = [:]
-}
+/// The offsets every thread has found, in one lock-free table read on every property access:
+/// a slot holds a key path's identity and its offset in one word, so a lookup is an atomic load,
+/// a multiply and a compare or two. (Each thread kept a table of its own before, reached with
+/// `pthread_getspecific`; a `Dictionary` before that hashed the identity with SipHash.)
+/// Entries are never removed: one per property the program declares. When the table is full,
+/// lookups go to `persistedOffsets` under its lock.
+private enum OffsetTable {
+  /// A slot: 0 when empty, else the key path's address shifted right by 4 (objects are 16-byte
+  /// aligned and user addresses take 47 bits) in the high 44 bits, and the offset plus one in
+  /// the low 20 (`unproven` for a key path with no offset).
+  static let capacity = 4096
+  static let unproven: UInt64 = 0xF_FFFF
+  // Allocated once for the life of the process and never freed: the table is global. Only
+  // ever read and written through `UnsafeAtomic`.
+  nonisolated(unsafe) static let table = {  // safe: only accessed through atomics (above)
+    let table = UnsafeMutablePointer<UnsafeAtomic<UInt64>.Storage>.allocate(capacity: capacity)
+    table.initialize(repeating: UnsafeAtomic<UInt64>.Storage(0), count: capacity)
+    return table
+  }()
 
-private let threadOffsetsKey: pthread_key_t = {
-  var key = pthread_key_t()
-  pthread_key_create(&key) { pointer in
-    if let pointer { Unmanaged<ThreadOffsets>.fromOpaque(pointer).release() }
+  @inline(__always) static func atomic(_ i: Int) -> UnsafeAtomic<UInt64> { UnsafeAtomic(at: table + i) }
+
+  @inline(__always) static func tag(_ id: ObjectIdentifier) -> UInt64 { UInt64(UInt(bitPattern: id)) >> 4 }
+
+  @inline(__always) static func start(_ tag: UInt64) -> Int {
+    Int(truncatingIfNeeded: (tag &* 0x9E37_79B9_7F4A_7C15) >> 52) & (capacity - 1)
   }
-  return key
-}()
+
+  /// The offset recorded for `id`: `.some(nil)` when it has none, nil when not recorded.
+  @inline(__always) static func lookup(_ id: ObjectIdentifier) -> Int?? {
+    let tag = tag(id)
+    var i = start(tag)
+    for _ in 0..<capacity {
+      let word = atomic(i).load(ordering: .relaxed)
+      if word == 0 { return nil }
+      if word >> 20 == tag {
+        let stored = word & unproven
+        return .some(stored == unproven ? nil : Int(stored) - 1)
+      }
+      i = (i + 1) & (capacity - 1)
+    }
+    return nil
+  }
+
+  /// Records `offset` for `id` (no-op when the table is full or the offset does not fit).
+  static func record(_ id: ObjectIdentifier, _ offset: Int?) {
+    let stored: UInt64
+    if let offset {
+      guard offset >= 0, UInt64(offset) + 1 < unproven else { return }
+      stored = UInt64(offset) + 1
+    } else {
+      stored = unproven
+    }
+    let tag = tag(id)
+    guard tag < 1 << 44 else { return }
+    let word = tag << 20 | stored
+    var i = start(tag)
+    for _ in 0..<capacity {
+      let (exchanged, original) = atomic(i).compareExchange(expected: 0, desired: word, ordering: .relaxed)
+      if exchanged || original >> 20 == tag { return }
+      i = (i + 1) & (capacity - 1)
+    }
+  }
+}
 
 /// The offset of the wrapper `keyPath` names inside `object`, or nil when it cannot be proven
 /// (the property is then reached through the key path). Found once per key path on a fresh
@@ -292,14 +344,7 @@ private let threadOffsetsKey: pthread_key_t = {
   _ object: Root, _ keyPath: ReferenceWritableKeyPath<Root, Wrapper>
 ) -> Int? {
   let id = ObjectIdentifier(keyPath)
-  let local: ThreadOffsets
-  if let pointer = pthread_getspecific(threadOffsetsKey) {
-    local = Unmanaged<ThreadOffsets>.fromOpaque(pointer).takeUnretainedValue()
-    if let cached = local.offsets[id] { return cached }
-  } else {
-    local = ThreadOffsets()
-    pthread_setspecific(threadOffsetsKey, Unmanaged.passRetained(local).toOpaque())
-  }
+  if let known = OffsetTable.lookup(id) { return known }
   let offset =
     persistedOffsets.withLock { $0[id] }
     ?? {
@@ -316,7 +361,7 @@ private let threadOffsetsKey: pthread_key_t = {
       persistedOffsets.withLock { $0[id] = offset }
       return offset
     }()
-  local.offsets[id] = offset
+  OffsetTable.record(id, offset)
   return offset
 }
 

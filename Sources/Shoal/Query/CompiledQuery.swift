@@ -51,6 +51,11 @@ struct CompiledQuery: Sendable {
     var upper: RowValue?
     /// For `BEGINSWITH`: what every matching string starts with.
     var prefix: String?
+    /// Whether the objects whose values lie in the range are exactly the ones matching the
+    /// whole predicate, so a candidate needs no test: the predicate is only inclusive bounds
+    /// (`<=`, `>=`, `BETWEEN`, joined by `AND`) on a date property, whose index keys are its
+    /// exact values (see `OrderedIndexKey`).
+    var exact = false
   }
 
   /// Parses `predicate` (RQL / `NSPredicate` syntax) with `arguments` for `%@`, `%K` and `$0`…
@@ -194,11 +199,17 @@ struct CompiledQuery: Sendable {
           continue
         }
         // Two ranges of one property narrow each other; of another, the first stays.
-        guard current.property == range.property, current.prefix == nil, range.prefix == nil else { continue }
+        guard current.property == range.property, current.prefix == nil, range.prefix == nil else {
+          best?.exact = false
+          continue
+        }
         best = IndexRange(
           property: current.property, lower: bound(current.lower, range.lower, keepHigher: true),
-          upper: bound(current.upper, range.upper, keepHigher: false), prefix: nil)
+          upper: bound(current.upper, range.upper, keepHigher: false), prefix: nil,
+          exact: current.exact && range.exact)
       }
+      // Exact only when every term is a range the result took in.
+      if best?.exact == true, terms.contains(where: { indexRange($0)?.exact != true }) { best?.exact = false }
       return best
     default:
       return nil
@@ -237,16 +248,24 @@ struct CompiledQuery: Sendable {
       }
     }
     if property.kind == .string || property.kind == .data, !comparison.options.isEmpty { return nil }
+    // A date's key is its exact value: inclusive bounds select exactly the matching objects.
+    let inclusiveDate = property.kind == .date
     switch comparison.op {
     case .less, .lessOrEqual:
-      return ordered(constant) ? IndexRange(property: property, lower: nil, upper: constant, prefix: nil) : nil
+      return ordered(constant)
+        ? IndexRange(
+          property: property, lower: nil, upper: constant, prefix: nil,
+          exact: inclusiveDate && comparison.op == .lessOrEqual) : nil
     case .greater, .greaterOrEqual:
-      return ordered(constant) ? IndexRange(property: property, lower: constant, upper: nil, prefix: nil) : nil
+      return ordered(constant)
+        ? IndexRange(
+          property: property, lower: constant, upper: nil, prefix: nil,
+          exact: inclusiveDate && comparison.op == .greaterOrEqual) : nil
     case .between:
       guard case .list(let bounds) = constant, bounds.count == 2, ordered(bounds[0]), ordered(bounds[1]) else {
         return nil
       }
-      return IndexRange(property: property, lower: bounds[0], upper: bounds[1], prefix: nil)
+      return IndexRange(property: property, lower: bounds[0], upper: bounds[1], prefix: nil, exact: inclusiveDate)
     case .beginsWith:
       guard property.kind == .string, case .string(let prefix) = constant, !prefix.isEmpty else { return nil }
       return IndexRange(property: property, lower: nil, upper: nil, prefix: prefix)

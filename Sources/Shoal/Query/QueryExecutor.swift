@@ -14,9 +14,11 @@ extension ResultsState {
     // The decoded rows of `items`, when a scan produced them: sorts read their keys from these.
     var rows: [[RowValue]]?
     let context = core.queryContext
-    func matches(_ key: ObjectKey) -> Bool {
+    func matches(_ key: ObjectKey, skipping skipped: Int? = nil) -> Bool {
       do {
-        for filter in filters where try !filter.matches(key, context: context) { return false }
+        for (i, filter) in filters.enumerated() where i != skipped {
+          if try !filter.matches(key, context: context) { return false }
+        }
         return true
       } catch {
         fatalError("\(error)")
@@ -28,19 +30,26 @@ extension ResultsState {
         // The whole class in the sort's order, from the index: no row is read.
         return (sorted.map { .link($0) }, nil)
       }
-      if let candidates = indexCandidates(core: core, table: table) {
-        // The index narrowed the class to a few objects; the filters still decide. Their rows
-        // are kept for the sort that follows.
+      if let (candidates, sortedAlready, decided) = indexCandidates(core: core, table: table) {
+        // The index narrowed the class to a few objects; the filters still decide (but the
+        // one whose range the index read exactly). Their rows are kept for the sort that
+        // follows.
         var kept: [[RowValue]] = []
-        for key in candidates {
-          guard let row = core.row(table, key) else { continue }
-          context.setCurrent(table, key, row)
-          if matches(key) {
+        kept.reserveCapacity(candidates.count)
+        items.reserveCapacity(candidates.count)
+        let tested = filters.count > (decided == nil ? 0 : 1)
+        core.rows(table, keys: candidates) { key, row in
+          if tested { context.setCurrent(table, key, row) }
+          if !tested || matches(key, skipping: decided) {
             items.append(.link(key))
             kept.append(row)
           }
         }
         context.clearCurrent()
+        if sortedAlready && distinct.isEmpty {
+          // In the index's order, which is the sort's: nothing to sort.
+          return (items, kept)
+        }
         rows = kept
       } else if filters.isEmpty && sorts.isEmpty && distinct.isEmpty {
         items = core.allKeys(table).map { .link($0) }
@@ -109,7 +118,7 @@ extension ResultsState {
             }
           }
         } else {
-          items = items.filter { item in CoreLinks.key(item).map(matches) ?? false }
+          items = items.filter { item in CoreLinks.key(item).map { matches($0) } ?? false }
         }
       }
     }
@@ -180,7 +189,11 @@ extension ResultsState {
 
   /// Candidate keys from an index when a filter can use one (the filters still run on them):
   /// the values an equality asks for, else a range of an ordered index.
-  private func indexCandidates(core: RealmCore, table: TableInfo) -> [ObjectKey]? {
+  /// The candidates an index proposes, in the order given; whether that is the sort's order
+  /// exactly; and the position of the filter the index decided alone (`IndexRange.exact`).
+  private func indexCandidates(core: RealmCore, table: TableInfo)
+    -> (keys: [ObjectKey], sortedAlready: Bool, decided: Int?)?
+  {
     let ordered = core.schema.hasOrderedIndexes
     for filter in filters {
       guard let hint = filter.indexHint, let index = table.propertyIndex[hint.property.name],
@@ -188,13 +201,14 @@ extension ResultsState {
       else { continue }
       var keys: [ObjectKey] = []
       for value in hint.values { keys += core.keys(whereIndexed: index, equals: value, in: table) }
-      return Array(Set(keys)).sorted()
+      return (Array(Set(keys)).sorted(), false, nil)
     }
     guard ordered else { return nil }
-    for filter in filters {
+    for (position, filter) in filters.enumerated() {
       guard let hint = filter.indexRange, let index = table.propertyIndex[hint.property.name],
         table.indexedProperties.contains(index)
       else { continue }
+      let decided = hint.exact ? position : nil
       let range: KeyRange?
       if let prefix = hint.prefix {
         range = OrderedIndexKey.range(beginningWith: prefix)
@@ -211,9 +225,12 @@ extension ResultsState {
       // sort keeps them), so a sort by it has almost nothing to do; else (and before a
       // `distinct`, which keeps the first of each) in key order, as a scan finds them.
       if distinct.isEmpty, let first = sorts.first, first.ascending, first.keyPath == hint.property.name {
-        return keys
+        // A date's key is its exact value and ties are in key order: sorted exactly, when
+        // the sort has no other descriptor to break ties with.
+        let exact = sorts.count == 1 && table.properties[index].type == .date
+        return (keys, exact, decided)
       }
-      return keys.sorted()
+      return (keys.sorted(), false, decided)
     }
     return nil
   }

@@ -74,10 +74,7 @@ extension RealmCore {
   /// its class.
   func dynamicObject(_ table: TableInfo, _ key: ObjectKey) -> DynamicObject {
     let object = DynamicObject()
-    object._core = self
-    object._epoch = invalidations
-    object._table = table
-    object._key = key
+    object._makeManaged(core: self, table: table, key: key, epoch: invalidations)
     object._dynamic = ManagedDynamicRow(core: self, table: table, key: key)
     return object
   }

@@ -29,10 +29,7 @@ extension RealmCore {
       dynamic._dynamic = ManagedDynamicRow(core: self, table: table, key: key)
       object = dynamic
     }
-    object._core = self
-    object._epoch = invalidations
-    object._table = table
-    object._key = key
+    object._makeManaged(core: self, table: table, key: key, epoch: invalidations)
     if let events, events.isRecording, write == nil, !isFrozen { events.recordRead(table, key, core: self) }
     return object
   }
@@ -138,8 +135,10 @@ extension RealmCore {
   /// `range` (see `OrderedIndexKey`), in index order.
   func keys(whereIndexed index: Int, in range: KeyRange, of table: TableInfo) -> [ObjectKey] {
     var keys: [ObjectKey] = []
-    scan(table.indexKeyspace(index), range: range) { key, _ in
-      keys.append(TableInfo.key(from: key.suffix(8)))
+    scanInPlace(table.indexKeyspace(index), range: range) { key, _ in
+      // The entry's last 8 bytes are the object key, big-endian.
+      keys.append(
+        key.count >= 8 ? UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self)) : 0)
       return true
     }
     return keys

@@ -10,11 +10,10 @@ extension RealmCore {
 
   func row(_ table: TableInfo, _ key: ObjectKey) -> [RowValue]? {
     if isFrozen, let read { return row(table, key, in: read) }
-    let cacheKey = RowKey(table: ObjectIdentifier(table), key: key)
     if rowCacheStamp == stamp {
-      if let row = rowCache[cacheKey] { return row }
+      if let row = rowCache[ObjectIdentifier(table), key] { return row }
     } else {
-      if !rowCache.isEmpty { rowCache.removeAll(keepingCapacity: true) }
+      if !rowCache.isEmpty { rowCache.removeAll() }
       rowCacheStamp = stamp
     }
     guard let bytes = get(TableInfo.keyBytes(key), in: table.keyspace) else { return nil }
@@ -24,15 +23,54 @@ extension RealmCore {
     return row
   }
 
+  /// Calls `body` with the decoded row of each of `keys` that exists, in the order of `keys`:
+  /// the row cache's, or read through one handle on the class's keyspace (no lookup of the
+  /// keyspace by name, no copy of the encoded row) and cached. For the candidates an index
+  /// proposes.
+  func rows(_ table: TableInfo, keys: [ObjectKey], _ body: (ObjectKey, [RowValue]) -> Void) {
+    if isFrozen || write != nil {
+      for key in keys { if let row = row(table, key) { body(key, row) } }
+      return
+    }
+    verifyThread()
+    if rowCacheStamp != stamp {
+      if !rowCache.isEmpty { rowCache.removeAll() }
+      rowCacheStamp = stamp
+    }
+    do {
+      var keyspace: KeyspaceSnapshot?
+      var keyBytes = [UInt8](repeating: 0, count: 8)
+      let id = ObjectIdentifier(table)
+      for key in keys {
+        if let row = rowCache[id, key] {
+          body(key, row)
+          continue
+        }
+        if keyspace == nil {
+          let read = snapshot()
+          guard try read.hasKeyspace(table.keyspace) else { return }
+          keyspace = try read.keyspace(table.keyspace)
+        }
+        keyBytes.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
+        guard let row = try keyspace?.withValue(forKey: keyBytes, { raw in try raw.map(RowCodec.decode(buffer:)) })
+        else { continue }
+        cacheRow(row, table: table, key: key)
+        body(key, row)
+      }
+    } catch {
+      storageFailure(error, "read \(table.name)")
+    }
+  }
+
   /// Keeps a decoded row for later reads at the current stamp.
   func cacheRow(_ row: [RowValue], table: TableInfo, key: ObjectKey) {
     if isFrozen { return }
     if rowCacheStamp != stamp {
-      if !rowCache.isEmpty { rowCache.removeAll(keepingCapacity: true) }
+      if !rowCache.isEmpty { rowCache.removeAll() }
       rowCacheStamp = stamp
     }
-    if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll(keepingCapacity: true) }
-    rowCache[RowKey(table: ObjectIdentifier(table), key: key)] = row
+    if rowCache.count >= Self.rowCacheLimit { rowCache.removeAll() }
+    rowCache.insert(row, table: ObjectIdentifier(table), key: key)
   }
 
   /// The rows of `table` that pass `test` (called with each encoded row), in key order,
@@ -136,9 +174,8 @@ extension RealmCore {
     of object: ObjectBase, table: TableInfo, at index: Int,
     deleted: @autoclosure () -> String = "Object has been deleted or invalidated."
   ) -> RowValue {
-    let property = table.properties[index]
-    if property.collection == .linkingObjects {
-      return .list(linkingKeys(to: object._key, of: table, property: property).map { .link($0) })
+    if table.isLinkingObjects[index] {
+      return .list(linkingKeys(to: object._key, of: table, property: table.properties[index]).map { .link($0) })
     }
     return currentRow(of: object, table: table, deleted: deleted())[index]
   }

@@ -77,10 +77,7 @@ extension RealmCore {
       pendingPrimaryKeys[table.name, default: [:]][TableInfo.indexKey(primaryKey)] = key
     }
     // Managed before its values are read, so cycles of unmanaged objects link back to it.
-    object._core = self
-    object._epoch = invalidations
-    object._table = table
-    object._key = key
+    object._makeManaged(core: self, table: table, key: key, epoch: invalidations)
     object._addPending = true
     return PendingAdd(
       object: object, table: table, info: info, direct: direct, key: key, existing: existing, primaryKey: primaryKey,

@@ -51,7 +51,9 @@ final class RealmCore {
   /// Queued `writeAsync`/`beginAsyncWrite` blocks.
   lazy var asyncWrites = AsyncWrites()
   /// Changes whenever what this Realm sees may have changed; cached rows compare against it.
-  var stamp: UInt64 = 1
+  /// (Read on every property access, and only ever read or bumped in one statement, never
+  /// held across a call: unchecked for exclusivity.)
+  @exclusivity(unchecked) var stamp: UInt64 = 1
   /// Next object key per class during a write, flushed at commit.
   var nextKeys: [ObjectIdentifier: (table: TableInfo, next: ObjectKey)] = [:]
   /// Whether the open write transaction's file records writes for sync (nil: not looked up yet).
@@ -69,15 +71,12 @@ final class RealmCore {
   /// The primary keys of `pendingAdds` (by class, then index key), so that two objects of one
   /// `add` with the same primary key are one object, as when the first is written first.
   var pendingPrimaryKeys: [String: [[UInt8]: ObjectKey]] = [:]
-  /// Decoded rows read at `rowCacheStamp` (cleared when the stamp moves).
-  var rowCache: [RowKey: [RowValue]] = [:]
+  /// Decoded rows read at `rowCacheStamp` (cleared when the stamp moves). Used on every row
+  /// lookup, only in single statements that call nothing back into this Realm: unchecked for
+  /// exclusivity.
+  @exclusivity(unchecked) var rowCache = RowCache()
   var rowCacheStamp: UInt64 = 0
   static let rowCacheLimit = 200_000
-
-  struct RowKey: Hashable {
-    let table: ObjectIdentifier
-    let key: ObjectKey
-  }
   var autorefresh = true
   /// The thread a thread-confined Realm was opened on (nil for frozen, queue- and
   /// actor-confined Realms, which RealmSwift does not tie to a thread).
@@ -211,6 +210,28 @@ final class RealmCore {
       while let (key, value) = try cursor.next() {
         if !body(key, value) { return }
       }
+    } catch {
+      storageFailure(error, "read \(keyspace)")
+    }
+  }
+
+  /// Every (key, value) of `keyspace` in `range`, in key order, seen in place (valid only inside
+  /// `body`): a snapshot's entries are visited a leaf at a time, nothing is copied.
+  func scanInPlace(
+    _ keyspace: String, range: KeyRange = .all, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool
+  ) {
+    verifyThread()
+    do {
+      let cursor: Cursor
+      if let write {
+        guard try write.hasKeyspace(keyspace) else { return }
+        cursor = try write.cursor(in: keyspace, range: range)
+      } else {
+        let read = snapshot()
+        guard try read.hasKeyspace(keyspace) else { return }
+        cursor = try read.keyspace(keyspace).cursor(range: range)
+      }
+      try cursor.forEach(body)
     } catch {
       storageFailure(error, "read \(keyspace)")
     }

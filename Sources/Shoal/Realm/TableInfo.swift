@@ -17,6 +17,9 @@ final class TableInfo: Sendable {
   let linkProperties: [(index: Int, target: String)]
   /// `AnyRealmValue` properties (and collections of them): their links name their class.
   let anyProperties: [Int]
+  /// Whether each property is a `LinkingObjects` (computed, not stored in the row): looked up
+  /// on every property read, so kept apart from `properties`, whose elements are costly to copy.
+  let isLinkingObjects: [Bool]
   /// Whether each object's key is its primary key itself (see `derivedKey`), so rows are
   /// found by primary key without an index and stored in primary-key order. Set for a table
   /// created with a non-optional integer primary key; cleared, and the index built, when a
@@ -55,6 +58,7 @@ final class TableInfo: Sendable {
     anyProperties = schema.allProperties.indices.filter {
       schema.allProperties[$0].type == .any && schema.allProperties[$0].collection != .linkingObjects
     }
+    isLinkingObjects = schema.allProperties.map { $0.collection == .linkingObjects }
     propertyIndex = Dictionary(schema.allProperties.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
   }
 

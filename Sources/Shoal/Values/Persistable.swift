@@ -7,14 +7,24 @@ public struct _StoredValue {
 }
 
 /// The Realm an object or collection belongs to, as seen by value conversions. Not for direct use.
+///
+/// A context lives only for the conversion it is made for, and whoever makes it holds the
+/// Realm (an object, a collection), so it refers to the Realm without retaining it: most
+/// conversions (numbers, strings, dates) never look at it, and a retain of a Realm is slow.
 public struct _AccessContext {
-  let core: RealmCore?
+  private let reference: Unmanaged<RealmCore>?
   /// The class of `Results<DynamicObject>` elements (`Realm.dynamicObjects`).
   let dynamicTable: TableInfo?
   init(_ core: RealmCore?, dynamicTable: TableInfo? = nil) {
-    self.core = core
+    reference = core.map { Unmanaged.passUnretained($0) }
     self.dynamicTable = dynamicTable
   }
+  init(reference: Unmanaged<RealmCore>?) {
+    self.reference = reference
+    dynamicTable = nil
+  }
+  /// The Realm, or nil for unmanaged values.
+  var core: RealmCore? { reference?.takeUnretainedValue() }
 }
 
 /// A type with the type it is stored as (RealmSwift's `_HasPersistedType`): `Self` for the types
@@ -86,7 +96,7 @@ extension _Persistable {
 
   /// Reads property `index` of a managed object and converts it with `_rlmFromStored(_:_:)`.
   public static func _rlmGet(_ object: ObjectBase, _ index: Int) -> Self {
-    _rlmFromStored(_StoredValue(object._storedValue(at: index)), _AccessContext(object._core))
+    _rlmFromStored(_StoredValue(object._storedValue(at: index)), _AccessContext(reference: object._coreReference))
   }
   /// Converts `value` (adding unmanaged linked objects to the object's Realm) and writes it to property `index`
   /// of a managed object; assigning the embedded object the property already holds does nothing.
