@@ -164,6 +164,47 @@ final class RangePlainReading: Object {
     }
   }
 
+  /// Inclusive bounds on a date decide the query from the index alone (no row is tested) and
+  /// give the sort by that date without sorting: the same objects, in the same order (ties in
+  /// key order), as a scan; with other filters, strict bounds or other sorts the rows are
+  /// tested and sorted as before. Dates here repeat a lot, and an optional date has nils.
+  @Test func inclusiveDateRangesAreDecidedByTheIndex() throws {
+    let realm = try Realm(configuration: Self.configuration(memoryConfiguration()))
+    try Self.fill(realm, count: 700)
+    let base = Date(timeIntervalSinceReferenceDate: 700_000_000)
+    for step in stride(from: -30, through: 30, by: 6) {
+      let low = base.addingTimeInterval(Double(step))
+      let high = low.addingTimeInterval(Double(abs(step) % 11))
+      let cases: [(String, [Any])] = [
+        ("at BETWEEN {%@, %@}", [low, high]), ("at >= %@", [low]), ("at <= %@", [high]),
+        ("at >= %@ AND at <= %@", [low, high]), ("at > %@ AND at <= %@", [low, high]), ("at < %@", [high]),
+        ("at BETWEEN {%@, %@} AND flag == true", [low, high]), ("at >= %@ AND weight < 0", [low]),
+        ("when >= %@", [low]), ("when BETWEEN {%@, %@}", [low, high]), ("at BETWEEN {%@, %@}", [high, low]),
+      ]
+      for (predicate, arguments) in cases {
+        let indexed = realm.objects(RangeIndexedReading.self).filter(predicate, arguments)
+        let plain = realm.objects(RangePlainReading.self).filter(predicate, arguments)
+        #expect(indexed.map(\.id) == plain.map(\.id), "\(predicate) \(arguments)")
+        for property in ["at", "when"] {
+          for ascending in [true, false] {
+            #expect(
+              indexed.sorted(byKeyPath: property, ascending: ascending).map(\.id)
+                == plain.sorted(byKeyPath: property, ascending: ascending).map(\.id),
+              "\(predicate) sorted by \(property) \(ascending)")
+          }
+        }
+        #expect(
+          indexed.filter("value > 0").sorted(byKeyPath: "at").map(\.id)
+            == plain.filter("value > 0").sorted(byKeyPath: "at").map(\.id), "\(predicate) and value > 0")
+        #expect(
+          indexed.sorted(by: [SortDescriptor(keyPath: "at"), SortDescriptor(keyPath: "label")]).map(\.id)
+            == plain.sorted(by: [SortDescriptor(keyPath: "at"), SortDescriptor(keyPath: "label")]).map(\.id))
+        // Read twice: the second time the rows come from the row cache.
+        #expect(indexed.sorted(byKeyPath: "at").map(\.weight) == plain.sorted(byKeyPath: "at").map(\.weight))
+      }
+    }
+  }
+
   /// A sort of the whole class by one indexed property reads the index instead of the rows
   /// (integers only while every one is within 2^53: `value` has larger ones, `maybe` not) and
   /// gives the order a scan and sort give, ties included, before and after writes.
@@ -219,6 +260,18 @@ final class RangePlainReading: Object {
     #expect(try range("value > 1 OR value < -1") == nil)
     // Equality keeps using the index as before.
     #expect(try range("value == 1") == nil)
+    // Inclusive bounds on a date are decided by the index alone; anything else is tested.
+    let when = Date(timeIntervalSinceReferenceDate: 700_000_000)
+    for exact in ["at BETWEEN {%@, %@}", "at >= %@ AND at <= %@"] {
+      #expect(try range(exact, [when, when])?.exact == true, "\(exact)")
+    }
+    #expect(try range("at >= %@", [when])?.exact == true)
+    #expect(try range("at <= %@", [when])?.exact == true)
+    #expect(try range("at > %@", [when])?.exact == false)
+    #expect(try range("at >= %@ AND at < %@", [when, when])?.exact == false)
+    #expect(try range("at >= %@ AND weight < 0", [when])?.exact == false)
+    #expect(try range("at >= %@ AND when >= %@", [when, when])?.exact == false)
+    #expect(try range("value BETWEEN {1, 2}")?.exact == false)
   }
 
   /// A file whose secondary indexes were written unordered (before `indexFormat`): read
