@@ -23,6 +23,39 @@ import Testing
     }
   }
 
+  /// The free space's offset map (open addressing, deletion by shifting probe chains back)
+  /// holds what a `Dictionary` holds through random inserts, updates and removals, growth
+  /// included, with keys that collide in its table.
+  @Test func theOffsetMapAgreesWithADictionary() {
+    var map = OffsetMap()
+    var reference: [UInt64: UInt64] = [:]
+    var rng = SplitMix64(seed: 42)
+    for step in 0..<60_000 {
+      // Few distinct keys early (many updates and removals), more later (growth).
+      let range = UInt64(step < 20_000 ? 300 : 20_000)
+      let key = FileLayout.dataStart + (rng.next() % range) * FileLayout.granule
+      switch rng.next() % 3 {
+      case 0, 1:
+        let value = rng.next() | 1
+        map[key] = value
+        reference[key] = value
+      default:
+        map[key] = nil
+        reference[key] = nil
+      }
+      if step % 997 == 0 {
+        #expect(map.count == reference.count)
+        for (k, v) in reference { #expect(map[k] == v) }
+      }
+    }
+    var seen: [UInt64: UInt64] = [:]
+    map.forEach { seen[$0] = $1 }
+    #expect(seen == reference)
+    for k in reference.keys { map[k] = nil }
+    #expect(map.count == 0)
+    #expect(map[FileLayout.dataStart] == nil)
+  }
+
   @Test func tenThousandUpdateCommitsKeepTheFileBounded() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))

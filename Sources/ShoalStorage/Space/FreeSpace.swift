@@ -15,11 +15,17 @@ struct FreeSpace {
   }
 
   /// Reusable now: start -> length, coalesced.
-  private(set) var available: [UInt64: UInt64] = [:]
+  private(set) var available = OffsetMap()
   /// Reusable now: end -> start (for coalescing).
-  private var availableEnds: [UInt64: UInt64] = [:]
-  /// Size classes of `available`: class k holds extents of length in [2^k, 2^(k+1)).
-  private var classes = [Set<UInt64>](repeating: [], count: 64)
+  private var availableEnds = OffsetMap()
+  /// Size classes of `available`, each listing the starts of its extents in no particular
+  /// order: one class per length up to `exactClasses` granules (every extent of such a class
+  /// fits a request of its length: the first one is a tightest fit), then one per power of two.
+  private var classes = [[UInt64]](repeating: [], count: FreeSpace.classCount)
+  /// Where each available extent's start is in its class's list (for removal in O(1)).
+  private var classPosition = OffsetMap()
+  /// Bit k set when class k is not empty: the next class with an extent is a bit scan away.
+  private var occupied = [UInt64](repeating: 0, count: (FreeSpace.classCount + 63) / 64)
   /// Not yet reusable.
   private(set) var pending: [Extent] = []
   /// Bytes the entries of `available` and of `pending` take in `encode()`, kept as they
@@ -51,12 +57,38 @@ struct FreeSpace {
 
   init(fileEnd: UInt64) { self.fileEnd = fileEnd }
 
-  var availableBytes: UInt64 { available.values.reduce(0, +) }
+  var availableBytes: UInt64 {
+    var total: UInt64 = 0
+    available.forEach { _, length in total += length }
+    return total
+  }
   var pendingBytes: UInt64 { pending.reduce(0) { $0 + $1.length } }
   var totalFreeBytes: UInt64 { availableBytes + pendingBytes }
   var extentCount: Int { available.count + pending.count }
 
-  private static func sizeClass(_ length: UInt64) -> Int { 63 - length.leadingZeroBitCount }
+  /// Lengths up to this many granules (32 KiB) have a class each.
+  private static let exactClasses = 256
+  private static let classCount = exactClasses + 64
+
+  /// The class of extents of `length` bytes (a multiple of the granule).
+  private static func sizeClass(_ length: UInt64) -> Int {
+    let units = length / FileLayout.granule
+    if units <= UInt64(exactClasses) { return Int(units) }
+    return exactClasses + (63 - length.leadingZeroBitCount)
+  }
+
+  /// The first class at or after `k` that holds an extent, or nil.
+  private func nextOccupied(from k: Int) -> Int? {
+    guard k < FreeSpace.classCount else { return nil }
+    var word = k / 64
+    var bits = occupied[word] & (~0 << UInt64(k % 64))
+    while true {
+      if bits != 0 { return word * 64 + bits.trailingZeroBitCount }
+      word += 1
+      guard word < occupied.count else { return nil }
+      bits = occupied[word]
+    }
+  }
 
   private mutating func addAvailable(_ start: UInt64, _ length: UInt64) {
     var start = start
@@ -77,7 +109,10 @@ struct FreeSpace {
   private mutating func insertAvailable(_ start: UInt64, _ length: UInt64, logged: Bool = true) {
     available[start] = length
     availableEnds[start + length] = start
-    classes[FreeSpace.sizeClass(length)].insert(start)
+    let k = FreeSpace.sizeClass(length)
+    classPosition[start] = UInt64(classes[k].count)
+    classes[k].append(start)
+    occupied[k / 64] |= 1 << UInt64(k % 64)
     availableEncodedSize += FreeSpace.encodedSize(of: Extent(offset: start, length: length, freedAt: 0))
     if logged { log(.insertAvailable(start, length)) }
   }
@@ -85,7 +120,17 @@ struct FreeSpace {
   private mutating func removeAvailable(_ start: UInt64, _ length: UInt64, logged: Bool = true) {
     available[start] = nil
     availableEnds[start + length] = nil
-    classes[FreeSpace.sizeClass(length)].remove(start)
+    let k = FreeSpace.sizeClass(length)
+    if let position = classPosition[start].map(Int.init) {
+      // Swap-remove: the last start of the class takes this one's place.
+      let last = classes[k].removeLast()
+      if position < classes[k].count {
+        classes[k][position] = last
+        classPosition[last] = UInt64(position)
+      }
+      classPosition[start] = nil
+      if classes[k].isEmpty { occupied[k / 64] &= ~(1 << UInt64(k % 64)) }
+    }
     availableEncodedSize -= FreeSpace.encodedSize(of: Extent(offset: start, length: length, freedAt: 0))
     if logged { log(.removeAvailable(start, length)) }
   }
@@ -133,23 +178,27 @@ struct FreeSpace {
     }
   }
 
-  /// The tightest fit for `length` bytes among up to 32 extents of the request's own size
-  /// class, else an extent of the smallest larger class (which always fits); nil if none.
+  /// The tightest fit for `length` bytes: the first extent of the smallest class at or above
+  /// its own that has one, when that class has one length; in a class of a range of lengths
+  /// (beyond `exactClasses` granules), the tightest of up to 32 that fit, else the first of
+  /// the next class up (which always fits); nil if none.
   private mutating func fit(_ length: UInt64) -> UInt64? {
-    let wanted = FreeSpace.sizeClass(length)
-    var best: (start: UInt64, have: UInt64)?
-    var checked = 0
-    for start in classes[wanted] {
-      if let have = available[start], have >= length, have < (best?.have ?? .max) {
-        best = (start, have)
-        if have == length { break }
+    var k = FreeSpace.sizeClass(length)
+    while let found = nextOccupied(from: k) {
+      if found <= FreeSpace.exactClasses || found > FreeSpace.sizeClass(length) {
+        // Every extent of the class fits.
+        guard let start = classes[found].first, let have = available[start] else { return nil }
+        return take(start, have, length)
       }
-      checked += 1
-      if checked == 32 { break }
-    }
-    if let best { return take(best.start, best.have, length) }
-    for k in (wanted + 1)..<64 {
-      if let start = classes[k].first, let have = available[start] { return take(start, have, length) }
+      var best: (start: UInt64, have: UInt64)?
+      for start in classes[found].prefix(32) {
+        if let have = available[start], have >= length, have < (best?.have ?? .max) {
+          best = (start, have)
+          if have == length { break }
+        }
+      }
+      if let best { return take(best.start, best.have, length) }
+      k = found + 1
     }
     return nil
   }
@@ -172,18 +221,17 @@ struct FreeSpace {
     // Found first and taken after the loop: changing a size class while iterating it would
     // copy the whole set.
     var found: (start: UInt64, have: UInt64, aligned: UInt64)?
-    search: for k in FreeSpace.sizeClass(length)..<64 {
-      var checked = 0
-      for start in classes[k] {
+    var k = FreeSpace.sizeClass(length)
+    search: while let next = nextOccupied(from: k) {
+      for start in classes[next].prefix(32) {
         guard let have = available[start] else { continue }
         let aligned = (start + alignment - 1) / alignment * alignment
         if aligned + length <= start + have {
           found = (start, have, aligned)
           break search
         }
-        checked += 1
-        if checked == 32 { break }
       }
+      k = next + 1
     }
     if let (start, have, aligned) = found {
       removeAvailable(start, have)
@@ -209,7 +257,8 @@ struct FreeSpace {
 
   /// Every free extent, sorted by offset (available ones with `freedAt` 0).
   var allExtents: [Extent] {
-    var all = available.map { Extent(offset: $0.key, length: $0.value, freedAt: 0) } + pending
+    var all = pending
+    available.forEach { offset, length in all.append(Extent(offset: offset, length: length, freedAt: 0)) }
     all.sort { $0.offset < $1.offset }
     return all
   }
@@ -230,7 +279,7 @@ struct FreeSpace {
     var w = ByteWriter(capacity: encodedSize)
     w.u64(fileEnd)
     w.varint(UInt64(extentCount))
-    for (offset, length) in available {
+    available.forEach { offset, length in
       w.varint(offset)
       w.varint(length)
       w.varint(0)
@@ -251,6 +300,7 @@ struct FreeSpace {
     // Sized once: a writer of another process loads the list at each of its commits.
     space.available.reserveCapacity(Int(count))
     space.availableEnds.reserveCapacity(Int(count))
+    space.classPosition.reserveCapacity(Int(count))
     for _ in 0..<count {
       guard let offset = r.varint(), let length = r.varint(), let freedAt = r.varint() else { return nil }
       let (end, overflow) = offset.addingReportingOverflow(length)
