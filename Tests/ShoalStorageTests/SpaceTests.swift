@@ -127,8 +127,8 @@ import Testing
     #expect(reopened.verify().isOK)
   }
 
-  /// A chain stops growing at `maximumChainLength` deltas, or once its deltas add up to half
-  /// the full list, whichever comes first.
+  /// A chain stops growing at `maximumChainLength` deltas, or once its deltas add up to
+  /// `deltaBudgetFactor` times the full list, whichever comes first.
   @Test func theDeltaChainIsBounded() {
     let g = FileLayout.granule
     let start = FileLayout.dataStart
@@ -148,7 +148,7 @@ import Testing
       deltas += 1
     }
     #expect(deltas == FreeSpace.maximumChainLength)
-    // A small list: half of it is reached first.
+    // A small list: its budget is reached first, within one delta of it.
     var small = FreeSpace(fileEnd: start + 1_000 * g)
     for i in 0..<60 { small.free(offset: start + UInt64(i) * 4 * g, length: g, version: 2) }
     small.stored(in: block(0), delta: false)
@@ -158,7 +158,10 @@ import Testing
       small.stored(in: block(smallDeltas + 1), delta: true)
       smallDeltas += 1
     }
-    #expect(smallDeltas > 0 && smallDeltas < 4)
+    let budget = FreeSpace.deltaBudgetFactor * UInt64(small.encodedSize)
+    #expect(smallDeltas > 1 && smallDeltas < FreeSpace.maximumChainLength)
+    // A delta is decided on its encoded size and stored in a whole granule: one over, at most.
+    #expect(small.chainDeltaBytes <= budget + g && small.chainDeltaBytes + 2 * g > budget)
   }
 
   @Test func aLongLivedReaderMakesTheFileGrowAndReleasingItLetsSpaceBeReused() throws {

@@ -940,10 +940,11 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     }
   }
 
-  /// Frees the slots of every process whose liveness lock is gone; returns how many.
-  func reclaimDeadProcesses() -> Int {
+  /// Frees the slots of every process whose liveness lock is gone (of those `only` names,
+  /// when given); returns how many.
+  func reclaimDeadProcesses(only: Set<Int>? = nil) -> Int {
     var count = 0
-    for i in 0..<SharedCoordinator.processSlots where i != processIndex {
+    for i in 0..<SharedCoordinator.processSlots where i != processIndex && only?.contains(i) != false {
       // Readers of slot i exist only while its pid word is set: both the closing process
       // and a reclaimer clear the reader slots before the pid word.
       let pidWord = word(SharedCoordinator.processSlotOffset(i))
@@ -970,8 +971,31 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     return count
   }
 
+  /// When this process last looked at every process slot for dead processes (coarse clock).
+  private let lastSweep = Atomic<UInt64>(0)
+  /// How often `oldestPin` looks at every process slot, not only at the owners of old pins.
+  static let sweepInterval: UInt64 = 1_000_000_000
+
   func oldestPin(latest: UInt64) -> UInt64 {
-    _ = reclaimDeadProcesses()
+    // A dead process's pins must not hold space back: the owners of pins older than `latest`
+    // (the only ones that would) are checked, each with one lock probe, before their pins
+    // count. Every other process slot is looked at once a second: probing every process at
+    // every commit cost a system call per process sharing the file, inside the writer lock.
+    let now = EngineClock.coarseNow()
+    if now &- lastSweep.load(ordering: .relaxed) >= SharedCoordinator.sweepInterval {
+      lastSweep.store(now, ordering: .relaxed)
+      _ = reclaimDeadProcesses()
+    } else {
+      var owners = Set<Int>()
+      for i in 0..<SharedCoordinator.readerSlots {
+        let o = readerOffset(i)
+        let owner = word(o).load(ordering: .sequentiallyConsistent)
+        guard owner != 0, Int(owner) - 1 != processIndex else { continue }
+        let v = word(o + ReaderSlot.version).load(ordering: .sequentiallyConsistent)
+        if v != 0, v < latest { owners.insert(Int(owner) - 1) }
+      }
+      if !owners.isEmpty { _ = reclaimDeadProcesses(only: owners) }
+    }
     var oldest = latest
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)

@@ -338,14 +338,22 @@ struct FreeSpace {
   }
 
   /// Whether the next commit should store only `changes` on top of the stored list (like a
-  /// ZFS space map's log): when the chain is short and all its deltas together stay under
-  /// the size of the full list. A commit that changes a few extents of a list of thousands then
+  /// ZFS space map's log): when the chain is short and all its deltas together stay within
+  /// the budget (`deltaBudgetFactor`). A commit that changes a few extents of a list of thousands then
   /// writes tens of bytes, not the whole list, and a writer of another process brings its copy
   /// up to date by reading the deltas stored since its own commit, not the whole list.
   var shouldStoreDelta: Bool {
     !chain.isEmpty && chain.count <= FreeSpace.maximumChainLength
-      && chainDeltaBytes + UInt64(deltaEncodedSize) <= UInt64(encodedSize / 2)
+      && chainDeltaBytes + UInt64(deltaEncodedSize) <= FreeSpace.deltaBudgetFactor * UInt64(encodedSize)
   }
+
+  /// How many bytes of deltas a chain may hold, as a multiple of the full list's size. Every writer of another process extends its copy by the deltas
+  /// stored since its own commit; a full list stored since makes it decode the whole list
+  /// again. A delta takes a few hundred bytes on disk (a granule at least), a full list of a
+  /// hundred extents about 1.4 KiB: with half the list's size as the budget, as before, every
+  /// second commit stored the full list and every writer decoded it, a third of the time it
+  /// held the writer lock with four processes writing.
+  static let deltaBudgetFactor: UInt64 = 4
 
   /// The exact size of `encodeDelta`.
   var deltaEncodedSize: Int {

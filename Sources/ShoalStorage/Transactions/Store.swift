@@ -329,13 +329,15 @@ public final class Store: Sendable {
         return (s.freeSpace, s.freeSpaceVersion)
       }
       var space: FreeSpace
+      // Blocks of the list read while trying to extend the copy are not read again to load it.
+      var read: [UInt64: [UInt8]] = [:]
       if var known = cached, cachedVersion <= meta.version {
         cached = nil  // `known` is now the only reference: extended in place, not copied.
         // Other processes committed since this one last did: only their changes are read.
-        if try cachedVersion == meta.version || extendFreeSpace(&known, to: meta) {
+        if try cachedVersion == meta.version || extendFreeSpace(&known, to: meta, memo: &read) {
           space = consume known
         } else {
-          space = try loadFreeSpace(meta)
+          space = try loadFreeSpace(meta, memo: &read)
         }
       } else {
         space = try loadFreeSpace(meta)
@@ -387,13 +389,34 @@ public final class Store: Sendable {
   /// on top of it (see `FreeSpace.extend(to:fileEnd:read:)`); false when it must be loaded
   /// whole.
   func extendFreeSpace(_ known: inout FreeSpace, to meta: Meta) throws -> Bool {
+    var memo: [UInt64: [UInt8]] = [:]
+    return try extendFreeSpace(&known, to: meta, memo: &memo)
+  }
+
+  /// `extendFreeSpace`, keeping the blocks it reads in `memo` (by offset).
+  func extendFreeSpace(_ known: inout FreeSpace, to meta: Meta, memo: inout [UInt64: [UInt8]]) throws -> Bool {
     let limit = meta.fileEnd
-    return try known.extend(to: meta.freeList, fileEnd: limit) { try blocks.read($0, limit: limit) }
+    return try known.extend(to: meta.freeList, fileEnd: limit) { pointer in
+      if let bytes = memo[pointer.offset] { return bytes }
+      let bytes = try blocks.read(pointer, limit: limit)
+      memo[pointer.offset] = bytes
+      return bytes
+    }
   }
 
   func loadFreeSpace(_ meta: Meta) throws -> FreeSpace {
+    var memo: [UInt64: [UInt8]] = [:]
+    return try loadFreeSpace(meta, memo: &memo)
+  }
+
+  /// `loadFreeSpace`, taking the blocks `memo` holds (read at the same version) from it.
+  func loadFreeSpace(_ meta: Meta, memo: inout [UInt64: [UInt8]]) throws -> FreeSpace {
     let limit = meta.fileEnd
-    guard let space = try FreeSpace.load(meta.freeList, fileEnd: limit, read: { try blocks.read($0, limit: limit) })
+    let read = { (pointer: BlockPointer) throws -> [UInt8] in
+      if let bytes = memo[pointer.offset] { return bytes }
+      return try self.blocks.read(pointer, limit: limit)
+    }
+    guard let space = try FreeSpace.load(meta.freeList, fileEnd: limit, read: read)
     else {
       throw StorageError.corrupt(
         path: path, offset: meta.freeList.offset, reason: "the free-space list is inconsistent")
