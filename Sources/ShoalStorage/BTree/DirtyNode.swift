@@ -258,6 +258,26 @@ final class DirtyNode {
     }
   }
 
+  /// Branch: the children copied or created by the transaction (not yet written).
+  func dirtyChildren() -> [DirtyNode] {
+    var dirty: [DirtyNode] = []
+    if base != nil {
+      for r in replaced { if case .dirty(let child) = r.slot { dirty.append(child) } }
+    } else {
+      for slot in storedChildren { if case .dirty(let child) = slot { dirty.append(child) } }
+    }
+    return dirty
+  }
+
+  /// Leaf: whether a value is still to be stored as a blob (`storePendingValues`).
+  var hasPendingValues: Bool {
+    if base != nil {
+      if case .pending? = edit?.value { return true }
+      return false
+    }
+    return storedValues.contains { if case .pending = $0 { return true } else { return false } }
+  }
+
   /// Branch: replaces every dirty child with what `flush` makes of it (a clean pointer).
   func flushChildren(_ flush: (DirtyNode) throws -> ChildSlot) rethrows {
     if base != nil {

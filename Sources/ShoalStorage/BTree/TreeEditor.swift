@@ -49,9 +49,11 @@ struct TreeEditor {
       return (found, split)
     }
     let ci = node.childIndex(key)
-    let child = try makeDirty(node.child(at: ci))
+    let slot = node.child(at: ci)
+    let child = try makeDirty(slot)
     let (existed, childSplit) = try insert(child, key, value)
-    node.setChild(.dirty(child), at: ci)
+    // A child already copied is in place: storing it again only retained and released it.
+    if case .clean = slot { node.setChild(.dirty(child), at: ci) }
     if !existed { node.subtreeCount += 1 }
     if let (separator, right) = childSplit {
       node.insertChild(.dirty(right), separator: separator, at: ci + 1)
