@@ -2,8 +2,9 @@
 enum LeafValue {
   /// Small value stored in the leaf.
   case inline([UInt8])
-  /// Large value already stored as a blob.
-  case blob(BlockPointer)
+  /// Large value already stored as a blob. Indirect: a pointer is five words, and a leaf's
+  /// values are moved on every insert; so the enum is one word, not six.
+  indirect case blob(BlockPointer)
   /// Large value to be written as a blob at commit.
   case pending([UInt8])
 

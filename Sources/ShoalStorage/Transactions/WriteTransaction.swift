@@ -528,12 +528,21 @@ struct CommitWriter {
   /// Leaves encoded and compressed ahead of being placed, on several cores (see `precode`).
   private var precoded: [ObjectIdentifier: PrecodedBlock] = [:]
 
-  /// A node's encoded bytes and what `BlockCodec.encode` made of them.
+  /// A node's encoded bytes, what `BlockCodec.encode` made of them, and its image for the
+  /// node cache.
   struct PrecodedBlock: Sendable {
     var raw: [UInt8]
     var codec: BlockCodecKind
     var block: [UInt8]
     var storedCount: Int
+    var image: NodeImage
+  }
+
+  /// Leaves handed to the threads of `precode`, which only read them (`encode` and
+  /// `imagePrefixes` change nothing) while the transaction's thread waits for them.
+  private struct ReadOnlyNodes: @unchecked Sendable {  // safe: only read, by concurrentPerform
+    let nodes: [DirtyNode]
+    init(_ nodes: [DirtyNode]) { self.nodes = nodes }
   }
 
   /// A branch with at least this many new leaves under it has them compressed in parallel.
@@ -675,7 +684,7 @@ struct CommitWriter {
       let raw = ready?.raw ?? node.encode()
       let packed = isRoot || aboveBranches || node.originBirth + 1 == version
       let p = try writeBlock(raw, space: &space, packed: packed, isNode: true, precoded: ready)
-      let image = NodeImage(encoded: raw, of: node)
+      let image = ready?.image ?? NodeImage(encoded: raw, of: node)
       store.blocks.cache.insert(NodeCache.Key(offset: p.offset, checksum: p.checksum), image)
       slot = .clean(p, node.subtreeCount)
       return p
@@ -692,12 +701,14 @@ struct CommitWriter {
       return
     }
     let granule = Int(FileLayout.granule)
-    // Encoded here (it is a fraction of the cost), compressed on every core.
-    let raws = leaves.map { $0.encode() }
+    let nodes = ReadOnlyNodes(leaves)
     let results = Mutex([PrecodedBlock?](repeating: nil, count: leaves.count))
-    DispatchQueue.concurrentPerform(iterations: raws.count) { i in
-      let (codec, block, storedCount) = BlockCodec.encode(raws[i], granule: granule, isNode: true)
-      let made = PrecodedBlock(raw: raws[i], codec: codec, block: block, storedCount: storedCount)
+    DispatchQueue.concurrentPerform(iterations: leaves.count) { i in
+      let leaf = nodes.nodes[i]
+      let raw = leaf.encode()
+      let (codec, block, storedCount) = BlockCodec.encode(raw, granule: granule, isNode: true)
+      let made = PrecodedBlock(
+        raw: raw, codec: codec, block: block, storedCount: storedCount, image: NodeImage(encoded: raw, of: leaf))
       results.withLock { $0[i] = made }
     }
     let made = results.withLock { $0 }
