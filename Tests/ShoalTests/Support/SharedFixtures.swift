@@ -131,9 +131,11 @@ final class RecordedLines: Sendable {
     return true
   }
 
-  /// Suspends until at least `n` lines have arrived; false after 120 s. The consumer task
-  /// runs on the cooperative pool, which synchronous tests running alongside can hold for
-  /// tens of seconds on a 2-core machine; a passing run never waits that long.
+  /// Suspends until at least `n` lines have arrived; false after 15 minutes. The bound only
+  /// keeps a lost change from hanging the run: swift-testing enqueues every test at once and a
+  /// synchronous test holds a cooperative thread to its end, so a task a test starts can wait
+  /// behind every test not yet run (about 160 s in a full debug run on 2 cores, and 120 s was
+  /// once too short in CI).
   func arrival(ofAtLeast n: Int) async -> Bool {
     await withCheckedContinuation { continuation in
       let id = state.withLock { s -> Int? in
@@ -143,7 +145,7 @@ final class RecordedLines: Sendable {
         return s.nextWaiter
       }
       guard let id else { return continuation.resume(returning: true) }
-      DispatchQueue.global().asyncAfter(deadline: .now() + 120) { [self] in
+      DispatchQueue.global().asyncAfter(deadline: .now() + 900) { [self] in
         state.withLock { $0.waiters.removeValue(forKey: id) }?.continuation.resume(returning: false)
       }
     }
