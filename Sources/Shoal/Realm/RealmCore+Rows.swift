@@ -131,15 +131,7 @@ extension RealmCore {
   /// Every row of `table` in key order, as raw bytes valid during the call only.
   func scanRaw(_ table: TableInfo, _ body: (ObjectKey, UnsafeRawBufferPointer) throws -> Void) throws {
     verifyThread()
-    let cursor: Cursor
-    if let write {
-      guard try write.hasKeyspace(table.keyspace) else { return }
-      cursor = try write.cursor(in: table.keyspace)
-    } else {
-      let read = snapshot()
-      guard try read.hasKeyspace(table.keyspace) else { return }
-      cursor = try read.keyspace(table.keyspace).cursor()
-    }
+    guard let cursor = try cursor(table.keyspace) else { return }
     try cursor.forEach { key, value in
       try body(TableInfo.key(from: key), value)
       return true

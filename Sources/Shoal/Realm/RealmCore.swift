@@ -198,15 +198,7 @@ final class RealmCore {
   func scan(_ keyspace: String, range: KeyRange = .all, _ body: ([UInt8], [UInt8]) -> Bool) {
     verifyThread()
     do {
-      let cursor: Cursor
-      if let write {
-        guard try write.hasKeyspace(keyspace) else { return }
-        cursor = try write.cursor(in: keyspace, range: range)
-      } else {
-        let read = snapshot()
-        guard try read.hasKeyspace(keyspace) else { return }
-        cursor = try read.keyspace(keyspace).cursor(range: range)
-      }
+      guard let cursor = try cursor(keyspace, range: range) else { return }
       while let (key, value) = try cursor.next() {
         if !body(key, value) { return }
       }
@@ -222,19 +214,22 @@ final class RealmCore {
   ) {
     verifyThread()
     do {
-      let cursor: Cursor
-      if let write {
-        guard try write.hasKeyspace(keyspace) else { return }
-        cursor = try write.cursor(in: keyspace, range: range)
-      } else {
-        let read = snapshot()
-        guard try read.hasKeyspace(keyspace) else { return }
-        cursor = try read.keyspace(keyspace).cursor(range: range)
-      }
-      try cursor.forEach(body)
+      try cursor(keyspace, range: range)?.forEach(body)
     } catch {
       storageFailure(error, "read \(keyspace)")
     }
+  }
+
+  /// A cursor over `range` of `keyspace` in the write transaction or the snapshot; nil when the
+  /// keyspace does not exist (yet).
+  func cursor(_ keyspace: String, range: KeyRange = .all) throws -> Cursor? {
+    if let write {
+      guard try write.hasKeyspace(keyspace) else { return nil }
+      return try write.cursor(in: keyspace, range: range)
+    }
+    let read = snapshot()
+    guard try read.hasKeyspace(keyspace) else { return nil }
+    return try read.keyspace(keyspace).cursor(range: range)
   }
 
   /// The number of entries of `keyspace` in `range` (from the tree's counts: no entry is read).
