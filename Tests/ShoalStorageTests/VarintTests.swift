@@ -52,6 +52,18 @@ import Testing
     #expect(six.withUnsafeBytes { Varint.read($0, at: &position, limit: 6) } == 1 << 35)
   }
 
+  @Test func consecutiveVarintsAreReadFromWhereTheLastEnded() {
+    var bytes: [UInt8] = []
+    for value in Self.samples { Varint.append(value, to: &bytes) }
+    var position = 0
+    bytes.withUnsafeBytes { buffer in
+      for value in Self.samples { #expect(Varint.read(buffer, at: &position) == value) }
+      #expect(position == buffer.count)
+      // At the end there is nothing to read, and the position stays.
+      #expect(Varint.read(buffer, at: &position) == nil && position == buffer.count)
+    }
+  }
+
   @Test func theByteReaderReadsWhatTheByteWriterWrote() {
     var writer = ByteWriter()
     for value in Self.samples { writer.varint(value) }

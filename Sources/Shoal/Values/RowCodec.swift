@@ -128,9 +128,30 @@ enum RowCodec {
       self.count = count
     }
 
+    /// The varint at `position`; a one-byte one (counts, lengths of short strings, small
+    /// integers) without a call.
     @inline(__always)
     private mutating func varint() -> UInt64? {
-      Varint.read(UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
+      if position < end {
+        let first = bytes[position]
+        if first < 0x80 {
+          position += 1
+          return UInt64(first)
+        }
+      }
+      return Varint.read(UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
+    }
+
+    /// Moves past the varint at `position` without computing it; false when it is malformed.
+    @inline(__always)
+    private mutating func skipVarint() -> Bool {
+      let last = Swift.min(end, position + Varint.maximumSize)
+      while position < last {
+        let byte = bytes[position]
+        position += 1
+        if byte < 0x80 { return true }
+      }
+      return false
     }
 
     /// Moves to the start of column `index` (not below the previous read's); false when it
@@ -149,7 +170,7 @@ enum RowCodec {
         position += 1
         switch tag {
         case Tag.null.rawValue, Tag.isFalse.rawValue, Tag.isTrue.rawValue: break
-        case Tag.int.rawValue, Tag.link.rawValue: guard varint() != nil else { return false }
+        case Tag.int.rawValue, Tag.link.rawValue: guard skipVarint() else { return false }
         case Tag.float.rawValue: position += 4
         case Tag.double.rawValue, Tag.date.rawValue, Tag.dateSinceReference.rawValue: position += 8
         case Tag.objectId.rawValue: position += 12

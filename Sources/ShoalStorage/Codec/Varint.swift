@@ -34,21 +34,35 @@ package enum Varint {
   }
 
   /// The varint at `position` of `buffer`, moving `position` past it; nil when it runs past
-  /// the end of `buffer` or is longer than `limit` bytes (a 32-bit field's is 5).
-  @inlinable package static func read(
+  /// the end of `buffer` or is longer than `limit` bytes (a 32-bit field's is 5). Inlined
+  /// everywhere: row scans read several a row, and a call cost more than the reading.
+  @inlinable @inline(__always) package static func read(
     _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int = maximumSize
   ) -> UInt64? {
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    var taken = 0
-    while position < buffer.count, taken < limit {
-      let byte = buffer[position]
-      position += 1
-      taken += 1
-      result |= UInt64(byte & 0x7F) << shift
-      if byte < 0x80 { return result }
-      shift += 7
+    guard let base = buffer.baseAddress, position >= 0, limit > 0 else { return nil }
+    // `limit` is at most a few bytes and `position` within the buffer, so the sum cannot overflow.
+    let end = Swift.min(buffer.count, position + Swift.min(limit, maximumSize))
+    var at = position
+    guard at < end else { return nil }
+    var byte = base.load(fromByteOffset: at, as: UInt8.self)
+    at &+= 1
+    if byte < 0x80 {
+      position = at
+      return UInt64(byte)
     }
+    var result = UInt64(byte & 0x7F)
+    var shift: UInt64 = 7
+    while at < end {
+      byte = base.load(fromByteOffset: at, as: UInt8.self)
+      at &+= 1
+      result |= UInt64(byte & 0x7F) << shift
+      if byte < 0x80 {
+        position = at
+        return result
+      }
+      shift &+= 7
+    }
+    position = at
     return nil
   }
 }

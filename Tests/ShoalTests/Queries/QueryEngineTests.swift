@@ -1371,6 +1371,9 @@ private func expectBothPathsAgree(
       for index in 0..<40 {
         let object = AllTypes()
         object.int = index * 7 % 23 - 5
+        // Integers of several bytes before `double`, which the in-place reads skip.
+        object.int32 = Int32(index * 40_000)
+        object.int64 = Int64(index) * 1_000_003 - 20_000_000
         object.double = index % 9 == 4 ? .nan : Double(index) * 1.25 - 10
         object.float = Float(index % 6) - 2.5
         object.string = words[index % words.count]
