@@ -192,6 +192,15 @@ do {
           format: " writes %.2f flushes %.2f", Double(writes[e]) / Double(sorted.count),
           Double(flushes[e]) / Double(sorted.count))
     }
+    // Each engine's file after the round: what the commits' placement did to its size.
+    line += "  file MiB"
+    for engine in engines {
+      let bytes = engine.dataFiles.reduce(UInt64(0)) { total, path in
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.uint64Value
+        return total + (size ?? 0)
+      }
+      line += String(format: " %.1f", Double(bytes) / 1_048_576)
+    }
     if medians.count > 1 {
       line += String(format: "  p50 ratio %.2fx", Double(medians[0]) / Double(medians[1]))
     }

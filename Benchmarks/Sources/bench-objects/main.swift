@@ -16,7 +16,9 @@
 //                `commitWrite` to the callback, over <rounds> commits, on a copy of the
 //                objects (<directory>-live)
 //   live-async   as live-unsorted, through the `changes()` async sequence
-// Every round is checked against what the dataset says it must read.
+// Every round is checked against what the dataset says it must read. With
+// SHOAL_BENCH_ENCRYPTED=1 the file is encrypted with the object benchmarks' key (use another
+// <directory>: a plain fixture does not open with a key).
 
 import Dispatch
 import Foundation
@@ -41,20 +43,26 @@ func nanoseconds() -> Int {
 
 func median(_ values: [Int]) -> Int { values.sorted()[values.count / 2] }
 
+/// The key of ObjectBenchmarks' encrypted rows (`objectsEncryptionKey`) when
+/// SHOAL_BENCH_ENCRYPTED=1, else nil.
+let encryptionKey: Data? =
+  ProcessInfo.processInfo.environment["SHOAL_BENCH_ENCRYPTED"] == "1"
+  ? Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }) : nil
+
 /// Opens the objects in `directory`, inserting them first when the directory lacks them.
 func openFixture(_ directory: String) throws -> ShoalObjects {
   let marker = directory + "/loaded"
   if !FileManager.default.fileExists(atPath: marker) {
     try? FileManager.default.removeItem(atPath: directory)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let engine = try ShoalObjects(directory: directory)
+    let engine = try ShoalObjects(directory: directory, encryptionKey: encryptionKey)
     engine.prepareInsert(objectData)
     try engine.insertPrepared()
     try engine.settle()
     try engine.close()
     _ = FileManager.default.createFile(atPath: marker, contents: nil)
   }
-  return try ShoalObjects(directory: directory)
+  return try ShoalObjects(directory: directory, encryptionKey: encryptionKey)
 }
 
 /// Runs `body` `rounds` times; the median time of a round.
@@ -130,7 +138,7 @@ do {
     try? FileManager.default.removeItem(atPath: copy)
     try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: arguments[1] + "/items.realm", toPath: copy + "/items.realm")
-    engine = try ShoalObjects(directory: copy)
+    engine = try ShoalObjects(directory: copy, encryptionKey: encryptionKey)
   }
   let data = objectData
   let perRound: Int

@@ -17,10 +17,12 @@
 //   bench-peer spin
 //       A busy loop at nice 10 (the loaded contended-commits benchmark runs three beside its
 //       writers): prints `spinning`, then spins until stdin closes or says `quit`.
-//   bench-peer engine <shoal|lmdb|sqlite> <directory> <bulk-load|point-reads|scan>
+//   bench-peer engine <shoal|lmdb|sqlite> <directory> <bulk-load|prepare|point-reads|scan>
 //       Not used by the benchmarks: for profiling (`perf record`) one engine row. Loads the
 //       1M-entry dataset into <directory> first unless it holds it, then runs the operation
-//       once and prints `<ns per operation>`.
+//       once and prints `<ns per operation>`. `prepare` instead makes a fresh empty database
+//       ready for `commit` peers (what the contention benchmark's setup does), printing
+//       `prepared`.
 //   bench-peer snapshots <file.shoal> <count>
 //       Not used by the benchmarks: for profiling (`valgrind --tool=callgrind`) what the
 //       snapshot row measures. Opens (creating, with one entry) the store, takes and releases
@@ -141,6 +143,11 @@ func engineRow(kind: EngineKind, directory: String, operation: String) throws {
   switch operation {
   case "bulk-load":
     try engine.bulkLoad(dataset)
+  case "prepare":
+    // A fresh, empty database ready for `commit` peers (as the contention benchmark's setup).
+    try engine.prepareForCommits()
+    say("prepared")
+    return
   case "point-reads":
     if !loaded { try engine.bulkLoad(dataset) }
     // Warm, as the benchmark measures: the last of five rounds.
@@ -158,7 +165,7 @@ func engineRow(kind: EngineKind, directory: String, operation: String) throws {
     say("\(Int((monotonicSeconds() - started) * 1e9) / dataset.keys.count)")
     return
   default:
-    fail("engine: the operation is bulk-load, point-reads or scan, not \(operation)")
+    fail("engine: the operation is bulk-load, prepare, point-reads or scan, not \(operation)")
   }
   _ = FileManager.default.createFile(atPath: directory + "/loaded", contents: Data())
   say("\(Int((monotonicSeconds() - start) * 1e9) / dataset.keys.count)")
