@@ -137,7 +137,11 @@ let package = Package(
       path: "Tests/ShoalSyncTests"),
     .testTarget(
       name: "ShoalStorageTests",
-      dependencies: ["ShoalStorage", "ShoalTrials", "ShoalTestSupport"],
+      dependencies: [
+        "ShoalStorage", "ShoalTrials", "ShoalTestSupport",
+        // The keys of encrypted files, derived independently of FileSeal (EncryptionTests).
+        .product(name: "Crypto", package: "swift-crypto"),
+      ],
       path: "Tests/ShoalStorageTests"
     ),
   ],

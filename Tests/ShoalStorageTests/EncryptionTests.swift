@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -190,6 +191,39 @@ func makeEncryptedStore(at path: String, key: [UInt8], count: Int, length: Int) 
     let reopened = try Store.open(path: path, options: StoreOptions(encryptionKey: key))
     #expect(try reopened.read { try $0.get(bytes("k0"), in: "k") } == textValue(0, length: 100))
     #expect(throws: StorageError.encryptionKeyRequired(path: path)) { try Store.open(path: path) }
+  }
+
+  /// FileSeal computes a transaction's block key and a record's code from HMACs keyed once;
+  /// they must be the bytes HKDF-Expand and HMAC give, derived here from the user's key as the
+  /// file format says, or files written before could no longer be opened.
+  @Test func transactionKeysAndRecordCodesAreTheFormatsHKDFAndHMAC() throws {
+    let key = randomKey()
+    let salt = Array(randomKey().prefix(FileSeal.saltSize))
+    let seal = FileSeal(key: key, salt: salt)
+    func derive(_ info: String) -> SymmetricKey {
+      HKDF<SHA256>.deriveKey(
+        inputKeyMaterial: SymmetricKey(data: key), salt: salt, info: Array(info.utf8), outputByteCount: 32)
+    }
+    let blockKey = derive("shoal block key v1")
+    var generator = SystemRandomNumberGenerator()
+    for _ in 0..<20 {
+      let transaction = FileSeal.TransactionSalt(high: generator.next(), low: generator.next())
+      var info = Array("shoal transaction key v1".utf8)
+      withUnsafeBytes(of: transaction.high.littleEndian) { info += $0 }
+      withUnsafeBytes(of: transaction.low.littleEndian) { info += $0 }
+      let expected = blockKey.withUnsafeBytes {
+        HKDF<SHA256>.expand(pseudoRandomKey: $0, info: info, outputByteCount: 32)
+      }
+      #expect(seal.subkey(transaction) == expected)
+    }
+    for length in [0, 1, 63, 64, 65, 168, 1000] {
+      let record = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+      let code = HMAC<SHA256>.authenticationCode(for: record, using: derive("shoal record key v1"))
+      let expected = code.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+      #expect(FileSeal.recordSum(record, seal: seal) == expected)
+      // A second time, from the cache of recent codes.
+      #expect(FileSeal.recordSum(record, seal: seal) == expected)
+    }
   }
 
   @Test func twoProcessesShareAnEncryptedFile() throws {
