@@ -17,6 +17,9 @@
 //   objects-indexed-range-sorted 5q  5 queries `createdAt BETWEEN {lo, hi}` sorted by createdAt
 //                               (1,000 objects each; createdAt has the same index on both
 //                               sides), reading every result's price in order
+//   objects-encryption-interleaved 4w  the four read workloads above on the encrypted file and
+//                               the plain one, interleaved, for the encryption table
+//                               (EncryptionInterleaved.swift)
 //   objects-live 100k <query>   one modified object per commit to the callback of an observer
 //                               of the objects unsorted, sorted, or filtered and sorted
 //                               (LiveQueryBenchmarks.swift)
@@ -223,5 +226,6 @@ let benchmarks: @Sendable () -> Void = {
       expected: objectData.expectedDateRangeTallies
     ) { try $0.dateRangeQueries(objectData.dateRanges) }
   }
+  encryptionInterleavedBenchmark()
   liveQueryBenchmarks()
 }

@@ -3,8 +3,10 @@
 // machine's disk is shared and its sync time drifts over minutes (from under 200 µs to over
 // 1 ms within one session); `durable-commits 1k / <engine>` measures the engines one after the
 // other, minutes apart, so the drift lands on their ratio. Interleaved, every engine meets the
-// same disk. Each iteration commits 1,000 new entries into each engine's copy of its 1M-entry
-// fixture and appends one line to results/durable-interleaved.txt,
+// same disk. Encrypted Shoal takes its turn too, for the encryption table's commit row (the
+// same drift otherwise lands on encrypted / plain). Each iteration commits 1,000 new entries
+// into each engine's copy of its 1M-entry fixture and appends one line to
+// results/durable-interleaved.txt,
 // "<engine>=<nanoseconds for its 1,000 commits> …", which bench-table summarises.
 
 import BenchEngines
@@ -69,7 +71,7 @@ func interleavedCommitBenchmark() {
   } setup: {
     try removeTree(interleavedResultPath())
     try makeDirectory((interleavedResultPath() as NSString).deletingLastPathComponent)
-    for kind in EngineKind.peers {
+    for kind in EngineKind.peers + [.shoalEncrypted] {
       // A copy of each 1M-entry fixture, so the commits go into full-size trees.
       let fixture = try ensureFixture(kind)
       let directory = workDirectory("commits-interleaved-\(kind.rawValue)")
