@@ -985,26 +985,32 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     if now &- lastSweep.load(ordering: .relaxed) >= SharedCoordinator.sweepInterval {
       lastSweep.store(now, ordering: .relaxed)
       _ = reclaimDeadProcesses()
-    } else {
-      var owners = Set<Int>()
-      for i in 0..<SharedCoordinator.readerSlots {
-        let o = readerOffset(i)
-        let owner = word(o).load(ordering: .sequentiallyConsistent)
-        guard owner != 0, Int(owner) - 1 != processIndex else { continue }
-        let v = word(o + ReaderSlot.version).load(ordering: .sequentiallyConsistent)
-        if v != 0, v < latest { owners.insert(Int(owner) - 1) }
-      }
-      if !owners.isEmpty { _ = reclaimDeadProcesses(only: owners) }
+      return oldestPinned(latest: latest).oldest
     }
+    // One pass over the reader slots finds the oldest pin and the other processes whose pins
+    // hold space back; only when one of those turns out dead (its pins are cleared) is a second
+    // pass needed.
+    let (oldest, owners) = oldestPinned(latest: latest)
+    guard !owners.isEmpty, reclaimDeadProcesses(only: owners) > 0 else { return oldest }
+    return oldestPinned(latest: latest).oldest
+  }
+
+  /// The oldest version pinned (at most `latest`), and the process slots of other processes
+  /// pinning versions older than `latest`.
+  private func oldestPinned(latest: UInt64) -> (oldest: UInt64, owners: Set<Int>) {
     var oldest = latest
+    var owners = Set<Int>()
     for i in 0..<SharedCoordinator.readerSlots {
       let o = readerOffset(i)
-      guard word(o).load(ordering: .sequentiallyConsistent) != 0 else { continue }
+      let owner = word(o).load(ordering: .sequentiallyConsistent)
+      guard owner != 0 else { continue }
       // 0: a slot being claimed; its reader re-checks the newest version after publishing.
       let v = word(o + ReaderSlot.version).load(ordering: .sequentiallyConsistent)
-      if v != 0 { oldest = min(oldest, v) }
+      guard v != 0 else { continue }
+      oldest = min(oldest, v)
+      if v < latest, Int(owner) - 1 != processIndex { owners.insert(Int(owner) - 1) }
     }
-    return oldest
+    return (oldest, owners)
   }
 
   func pins() -> [PinInfo] {
