@@ -77,15 +77,16 @@ struct DownloadTests {
       #expect(task.owner?.name == "ann")
       #expect(try await download(client, configuration) == 0)
     }
-    // The observer heard the downloads as ordinary commits (waited for as delivered; ended
-    // after 30 s if nothing comes, which fails the expectation).
-    let timeout = Task {
-      try await Task.sleep(for: .seconds(30))
-      delivery.finish()
-    }
+    // The observer heard the downloads as ordinary commits (waited for as delivered). A
+    // watchdog on a dispatch queue, not a task, ends the stream if nothing comes within 15
+    // minutes, which fails the expectation: a task's sleep would wait behind every test that
+    // holds a thread of the cooperative pool, and such a limit exists only so a lost delivery
+    // cannot hang the run.
+    let watchdog = DispatchWorkItem { delivery.finish() }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(900), execute: watchdog)
     var deliveries = observed.makeAsyncIterator()
     let first = await deliveries.next()
-    timeout.cancel()
+    watchdog.cancel()
     #expect(first == [0, 1])
   }
 
