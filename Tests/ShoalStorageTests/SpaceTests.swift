@@ -128,7 +128,8 @@ import Testing
   }
 
   /// A chain stops growing at `maximumChainLength` deltas, or once its deltas add up to
-  /// `deltaBudgetFactor` times the full list, whichever comes first.
+  /// `deltaBudgetFactor` times the full list (at least `deltaBudgetFloor`), whichever comes
+  /// first.
   @Test func theDeltaChainIsBounded() {
     let g = FileLayout.granule
     let start = FileLayout.dataStart
@@ -148,20 +149,29 @@ import Testing
       deltas += 1
     }
     #expect(deltas == FreeSpace.maximumChainLength)
-    // A small list: its budget is reached first, within one delta of it.
-    var small = FreeSpace(fileEnd: start + 1_000 * g)
+    // A small list: its budget is reached first, within one delta of it. Deltas of three
+    // granules each (stored in blocks that long), so that the budget, not the count, ends it.
+    func bigBlock(_ i: Int) -> BlockPointer {
+      BlockPointer(
+        offset: start + 2_000 * g + UInt64(i) * 4 * g, storedLength: UInt32(3 * g), rawLength: UInt32(3 * g),
+        codec: .raw, checksum: 0, birth: 3)
+    }
+    var small = FreeSpace(fileEnd: start + 10_000 * g)
     for i in 0..<60 { small.free(offset: start + UInt64(i) * 4 * g, length: g, version: 2) }
-    small.stored(in: block(0), delta: false)
+    small.stored(in: bigBlock(0), delta: false)
     var smallDeltas = 0
     while small.shouldStoreDelta {
       small.free(offset: start + 900 * g + UInt64(smallDeltas) * 2 * g, length: g, version: 4)
-      small.stored(in: block(smallDeltas + 1), delta: true)
+      small.stored(in: bigBlock(smallDeltas + 1), delta: true)
       smallDeltas += 1
     }
-    let budget = FreeSpace.deltaBudgetFactor * UInt64(small.encodedSize)
+    // Four times a list of 60 extents is under the floor: the floor is the budget.
+    #expect(FreeSpace.deltaBudgetFactor * UInt64(small.encodedSize) < FreeSpace.deltaBudgetFloor)
+    let budget = small.deltaBudget
+    #expect(budget == FreeSpace.deltaBudgetFloor)
     #expect(smallDeltas > 1 && smallDeltas < FreeSpace.maximumChainLength)
-    // A delta is decided on its encoded size and stored in a whole granule: one over, at most.
-    #expect(small.chainDeltaBytes <= budget + g && small.chainDeltaBytes + 2 * g > budget)
+    // A delta is decided on its encoded size and stored in whole granules: one delta over, at most.
+    #expect(small.chainDeltaBytes <= budget + 3 * g && small.chainDeltaBytes + 6 * g > budget)
   }
 
   @Test func aLongLivedReaderMakesTheFileGrowAndReleasingItLetsSpaceBeReused() throws {

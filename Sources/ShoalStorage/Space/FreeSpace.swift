@@ -344,8 +344,31 @@ struct FreeSpace {
   /// up to date by reading the deltas stored since its own commit, not the whole list.
   var shouldStoreDelta: Bool {
     !chain.isEmpty && chain.count <= FreeSpace.maximumChainLength
-      && chainDeltaBytes + UInt64(deltaEncodedSize) <= FreeSpace.deltaBudgetFactor * UInt64(encodedSize)
+      && chainDeltaBytes + UInt64(deltaEncodedSize) <= deltaBudget
   }
+
+  /// About the bytes the next commit's free list will take, for the run reserved for it when
+  /// this commit (`version`) stores its own: a delta the size of this commit's, plus, when
+  /// this commit stores the whole list and frees the chain, each chain block coming back (a
+  /// pending extent leaves, an available one arrives, perhaps merged with a neighbour); or the
+  /// whole list, when this commit's delta leaves the chain no room for another.
+  func nextFreeListEstimate(version: UInt64) -> Int {
+    let delta = deltaEncodedSize
+    guard shouldStoreDelta else {
+      return chain.reduce(delta) { sum, block in
+        let extent = Extent(offset: block.offset, length: block.extentLength, freedAt: version)
+        let available = Change.insertAvailable(block.offset, block.extentLength)
+        return sum + FreeSpace.encodedSize(of: .removePending(extent)) + 2 * FreeSpace.encodedSize(of: available)
+      }
+    }
+    let stored = chainDeltaBytes + FileLayout.roundUp(UInt64(delta))
+    let room = chain.count + 1 <= FreeSpace.maximumChainLength && stored + UInt64(delta) <= deltaBudget
+    return room ? delta : encodedSize
+  }
+
+  /// The bytes of deltas a chain on top of this list may hold: `deltaBudgetFactor` times the
+  /// full list, and at least `deltaBudgetFloor`.
+  var deltaBudget: UInt64 { max(FreeSpace.deltaBudgetFactor * UInt64(encodedSize), FreeSpace.deltaBudgetFloor) }
 
   /// How many bytes of deltas a chain may hold, as a multiple of the full list's size. Every writer of another process extends its copy by the deltas
   /// stored since its own commit; a full list stored since makes it decode the whole list
@@ -354,6 +377,12 @@ struct FreeSpace {
   /// second commit stored the full list and every writer decoded it, a third of the time it
   /// held the writer lock with four processes writing.
   static let deltaBudgetFactor: UInt64 = 4
+  /// The least a chain's deltas may take, whatever the list's size (8 KiB): a delta fills a
+  /// granule or more, so four times a list of a few extents allowed only three or four of
+  /// them. With four processes writing, a full list had then been stored since a writer's
+  /// last commit at more than half of its commits, and decoding it took 52 µs of the writer
+  /// lock where extending by the deltas took 30 µs (thread CPU time, `bench-peer commit`).
+  static let deltaBudgetFloor: UInt64 = 64 * FileLayout.granule
 
   /// The exact size of `encodeDelta`.
   var deltaEncodedSize: Int {

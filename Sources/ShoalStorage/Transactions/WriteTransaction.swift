@@ -572,7 +572,7 @@ struct CommitWriter {
   /// then writes an anchor instead).
   mutating func reserveNext(_ space: inout FreeSpace, bulk: Bool) -> (offset: UInt64, length: UInt32) {
     guard !bulk, packedBytes <= CommitWriter.maximumReservation else { return (0, 0) }
-    let freeList = UInt64(space.deltaEncodedSize) + 256
+    let freeList = UInt64(space.nextFreeListEstimate(version: version)) + 256
     let wanted = FileLayout.recordSize + packedBytes + packedBytes / 8 + freeList
     // Granules, not pages: a window of whole free pages is rarer than one of the bytes needed,
     // and the run is one stretch of the file either way.
