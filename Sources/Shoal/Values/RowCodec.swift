@@ -128,19 +128,10 @@ enum RowCodec {
       self.count = count
     }
 
-    /// The varint at `position`; a one-byte one (counts, lengths of short strings, small
-    /// integers) read here, since the scan's closure called `Varint.read` for each varint despite
-    /// its inlining attribute (callgrind: 3 calls a row, a third of the range query's instructions).
+    /// The varint at `position`.
     @inline(__always)
     private mutating func varint() -> UInt64? {
-      if position < end {
-        let first = bytes[position]
-        if first < 0x80 {
-          position += 1
-          return UInt64(first)
-        }
-      }
-      return Varint.read(UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
+      Varint.read(UnsafeRawBufferPointer(start: bytes, count: end), at: &position)
     }
 
     /// Moves past the varint at `position` without computing it; false when it is malformed.

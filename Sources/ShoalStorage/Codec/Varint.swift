@@ -1,9 +1,14 @@
 /// LEB128 varints: little-endian groups of 7 bits, the high bit set on every byte but the
 /// last; at most 10 bytes for a 64-bit value. The one varint codec of the engine's formats
 /// (blocks, change records, the free-space list) and of the object layer's rows and keys.
-package enum Varint {
+///
+/// Its members are for Shoal's own modules only. The type itself is public because Swift 6.3
+/// inlines no member of a `package` type into another module, `@inlinable` or not (a
+/// two-module test shows the call), and the object layer's row scans read several varints a
+/// row: declared `package`, each was a call.
+public enum Varint {
   /// The most bytes a value takes.
-  package static let maximumSize = 10
+  @inlinable package static var maximumSize: Int { 10 }
 
   /// How many bytes `value` takes.
   @inlinable package static func size(of value: UInt64) -> Int {
@@ -34,26 +39,35 @@ package enum Varint {
   }
 
   /// The varint at `position` of `buffer`, moving `position` past it; nil when it runs past
-  /// the end of `buffer` or is longer than `limit` bytes (a 32-bit field's is 5). Marked for
-  /// inlining, as row scans read several a row; where the optimiser still makes it a call, a hot
-  /// caller takes one-byte varints itself (`RowCodec.QuickColumnReader`).
+  /// the end of `buffer` or is longer than `limit` bytes (a 32-bit field's is 5). A one-byte
+  /// varint (counts, short lengths, small integers: most of those a row holds) is read here,
+  /// small enough to inline into every caller, row scans included; longer ones by
+  /// `readLong`, a call.
   @inlinable @inline(__always) package static func read(
-    _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int = maximumSize
+    _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int = 10  // maximumSize
+  ) -> UInt64? {
+    if let base = buffer.baseAddress, position >= 0, position < buffer.count, limit > 0 {
+      let byte = base.load(fromByteOffset: position, as: UInt8.self)
+      if byte < 0x80 {
+        position &+= 1
+        return UInt64(byte)
+      }
+    }
+    return readLong(buffer, at: &position, limit: limit)
+  }
+
+  /// `read` for any varint, the long ones being what it leaves to this.
+  @usableFromInline package static func readLong(
+    _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int
   ) -> UInt64? {
     guard let base = buffer.baseAddress, position >= 0, position < buffer.count, limit > 0 else { return nil }
     // `position` is within the buffer and the limit at most `maximumSize`: the sum cannot overflow.
     let end = Swift.min(buffer.count, position + Swift.min(limit, maximumSize))
     var at = position
-    var byte = base.load(fromByteOffset: at, as: UInt8.self)
-    at &+= 1
-    if byte < 0x80 {
-      position = at
-      return UInt64(byte)
-    }
-    var result = UInt64(byte & 0x7F)
-    var shift: UInt64 = 7
+    var result: UInt64 = 0
+    var shift: UInt64 = 0
     while at < end {
-      byte = base.load(fromByteOffset: at, as: UInt8.self)
+      let byte = base.load(fromByteOffset: at, as: UInt8.self)
       at &+= 1
       result |= UInt64(byte & 0x7F) << shift
       if byte < 0x80 {
