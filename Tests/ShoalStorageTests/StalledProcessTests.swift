@@ -151,6 +151,25 @@ struct StalledProcessTests {
     #expect(try waiter.line(startingWith: "committed", timeout: 30).hasPrefix("committed"))
     #expect(waiter.wait() == 0)
   }
+
+  /// A writer already asleep waiting for the writer lock when its holder is killed: the kernel
+  /// frees the lock but no release wakes the waiter, which finds the lock free on its next look
+  /// and commits; the killed holder's transaction left nothing behind.
+  @Test func aWaitingWriterGetsTheLockOfAHolderKilledMeanwhile() throws {
+    let dir = TemporaryDirectory()
+    let (path, holder, pid) = try storeWithWriterLockHeld(in: dir)
+    let waiter = try Child(["worker", "put", "--file", path, "--key", "a", "--value", "b"])
+    // Asleep on the lock by then, almost always; the test holds either way.
+    usleep(300_000)
+    #expect(kill(pid, SIGKILL) == 0)
+    _ = holder.wait()
+    #expect(try waiter.line(startingWith: "committed", timeout: 60).hasPrefix("committed"))
+    #expect(waiter.wait() == 0)
+    let store = try Store.open(path: path)
+    #expect(try store.read { try $0.get(bytes("a"), in: "kv") } == bytes("b"))
+    #expect(try store.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
+    #expect(store.verify().isOK)
+  }
 }
 
 /// A reader outside the file's session (a user who may read the data file but not its lock
