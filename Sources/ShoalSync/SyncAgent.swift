@@ -216,6 +216,7 @@ final class SyncAgent: Sendable {
       }
     }
     defer { listen.cancel() }
+    let isListening: @Sendable () -> Bool = { listening.load(ordering: .relaxed) }
     note(generation) {
       $0.connection = .connected
       $0.lastError = nil
@@ -223,12 +224,14 @@ final class SyncAgent: Sendable {
     Log.write(.detail, .sync, "Sync agent connected to \(host.server)")
     while current(generation) {
       // A lost notification connection means a lost server: say so now, not after a query's timeout.
-      guard listening.load(ordering: .relaxed) else { throw SyncError.server("the notification connection ended") }
+      guard isListening() else { throw SyncError.server("the notification connection ended") }
       realm.refresh()
       var uploaded = 0
       while case let uploads = try ServerUpload.pending(in: realm), !uploads.isEmpty {
         for upload in uploads {
-          try blocking("upload") { try await ServerUpload.send(upload, as: uploader, to: client, logger: logger) }
+          try blocking("upload", while: isListening) {
+            try await ServerUpload.send(upload, as: uploader, to: client, logger: logger)
+          }
           try ServerUpload.confirm(upload, in: realm)
           uploaded += upload.objectCount
         }
@@ -242,7 +245,7 @@ final class SyncAgent: Sendable {
         // A new device, or a changed subscription set: every row in view at one snapshot (what
         // left the view is removed locally), then the change log after it.
         let version = newSet ? subscriptions?.version : nil
-        let batch = try blocking("download") {
+        let batch = try blocking("download", while: isListening) {
           try await ServerDownload.snapshot(
             of: classes, from: client, conditions: conditions, subscriptionVersion: version, logger: logger)
         }
@@ -251,7 +254,7 @@ final class SyncAgent: Sendable {
       }
       while true {
         let cursor = ServerDownload.cursor(of: realm)
-        let batch = try blocking("download") {
+        let batch = try blocking("download", while: isListening) {
           try await ServerDownload.fetch(
             after: cursor, from: client, excluding: uploader, conditions: conditions, logger: logger)
         }
@@ -266,10 +269,14 @@ final class SyncAgent: Sendable {
     }
   }
 
-  /// Runs `operation` and waits for it on this (the agent's own) thread, at most 60 s.
+  /// Runs `operation` and waits for it on this (the agent's own) thread, at most 60 s, and
+  /// only while `connected()` holds: a server that stops answering closes the notification
+  /// connection, and a query may then wait for a pooled connection until its timeout, so the
+  /// agent would say it is offline only a minute later.
   @discardableResult
-  private func blocking<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) throws -> T
-  {
+  private func blocking<T: Sendable>(
+    _ what: String, while connected: () -> Bool = { true }, _ operation: @escaping @Sendable () async throws -> T
+  ) throws -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     let task = Task {
@@ -278,9 +285,16 @@ final class SyncAgent: Sendable {
       result.withLock { $0 = outcome }
       done.signal()
     }
-    guard done.wait(timeout: .now() + 60) == .success else {
-      task.cancel()
-      throw SyncError.timedOut(what)
+    let deadline = DispatchTime.now() + 60
+    while done.wait(timeout: min(.now() + 0.25, deadline)) == .timedOut {
+      if !connected() {
+        task.cancel()
+        throw SyncError.server("the notification connection ended")
+      }
+      if DispatchTime.now() >= deadline {
+        task.cancel()
+        throw SyncError.timedOut(what)
+      }
     }
     guard let outcome = result.withLock({ $0 }) else { throw SyncError.timedOut(what) }
     return try outcome.get()
