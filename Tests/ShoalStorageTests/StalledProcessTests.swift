@@ -159,8 +159,9 @@ struct StalledProcessTests {
     let dir = TemporaryDirectory()
     let (path, holder, pid) = try storeWithWriterLockHeld(in: dir)
     let waiter = try Child(["worker", "put", "--file", path, "--key", "a", "--value", "b"])
-    // Asleep on the lock by then, almost always; the test holds either way.
-    usleep(300_000)
+    // The waiter counts itself on the writer-lock futex word of the lock file just before it
+    // sleeps there: kill the holder only once it does.
+    #expect(try waitersOnTheWriterLock(of: path, reach: 1, within: 30), "the waiter never waited for the lock")
     #expect(kill(pid, SIGKILL) == 0)
     _ = holder.wait()
     #expect(try waiter.line(startingWith: "committed", timeout: 60).hasPrefix("committed"))
@@ -170,6 +171,22 @@ struct StalledProcessTests {
     #expect(try store.read { try $0.get(bytes("k"), in: "kv") } == bytes("v"))
     #expect(store.verify().isOK)
   }
+}
+
+/// Whether the count of writers asleep on the writer-lock futex word in `path`'s lock file
+/// reaches `count` within `seconds` (looked at every millisecond).
+func waitersOnTheWriterLock(of path: String, reach count: UInt32, within seconds: Double) throws -> Bool {
+  let fd = open(path + ".lock", O_RDONLY | O_CLOEXEC)
+  guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+  defer { close(fd) }
+  let deadline = Date().addingTimeInterval(seconds)
+  while Date() < deadline {
+    var waiters: UInt32 = 0
+    let read = pread(fd, &waiters, 4, off_t(SharedCoordinator.offsetWriterWakeWaiters))
+    if read == 4, waiters >= count { return true }
+    usleep(1000)
+  }
+  return false
 }
 
 /// A reader outside the file's session (a user who may read the data file but not its lock
