@@ -13,7 +13,7 @@ struct NodeIndexTests {
   @Test(arguments: [1, 2, 3])
   func behavesAsADictionaryThroughRandomInsertsAndRemovals(_ seed: UInt64) {
     var rng = SplitMix64(seed: seed)  // seeded: a failure can be replayed
-    var index = NodeIndex()  // starts at 16 buckets: grows, wraps around and probes
+    var index = NodeIndex<Int>()  // starts at 16 buckets: grows, wraps around and probes
     var model: [Key: Int] = [:]
     // Few distinct offsets (block-aligned, as in a file) and two checksums each, so keys are
     // inserted, found, removed and inserted again, and runs collide and wrap.
@@ -24,24 +24,46 @@ struct NodeIndexTests {
       switch Int.random(in: 0..<3, using: &rng) {
       case 0:
         if model[key] == nil {
-          index.insert(key.offset, key.checksum, slot: step)
+          index.insert(key.offset, key.checksum, value: step, slot: step / 2)
           model[key] = step
         }
       case 1:
-        #expect(index.remove(key.offset, key.checksum) == model.removeValue(forKey: key))
+        let removed = index.remove(key.offset, key.checksum)
+        let expected = model.removeValue(forKey: key)
+        #expect(removed?.value == expected && removed?.slot == expected.map { $0 / 2 })
       default:
-        #expect(index.slot(key.offset, key.checksum) == model[key])
+        let found = index.entry(key.offset, key.checksum)
+        #expect(found?.value == model[key] && found?.slot == model[key].map { $0 / 2 })
       }
       #expect(index.count == model.count)
     }
-    for (key, slot) in model { #expect(index.slot(key.offset, key.checksum) == slot) }
-    for key in Array(model.keys) { #expect(index.remove(key.offset, key.checksum) == model.removeValue(forKey: key)) }
+    for (key, value) in model { #expect(index.entry(key.offset, key.checksum)?.value == value) }
+    for key in Array(model.keys) {
+      #expect(index.remove(key.offset, key.checksum)?.value == model.removeValue(forKey: key))
+    }
     #expect(index.count == 0)
   }
 
   @Test func offsetZeroIsNeverHeld() {
-    var index = NodeIndex()
-    index.insert(0, 7, slot: 1)
-    #expect(index.slot(0, 7) == nil && index.count == 0 && index.remove(0, 7) == nil)
+    var index = NodeIndex<Int>()
+    index.insert(0, 7, value: 1, slot: 1)
+    #expect(index.entry(0, 7) == nil && index.count == 0 && index.remove(0, 7) == nil)
+  }
+
+  /// The clock's second chance: a reference sets the bit, the clock's look reports and clears
+  /// it, and the bit travels with its entry when the table grows and when removals shift a run.
+  @Test func theSecondChanceBitFollowsItsEntry() {
+    var index = NodeIndex<Int>()
+    for i in 1...200 {  // grows 4 times, with bits set
+      index.insert(4096 * UInt64(i), 1, value: i, slot: i)
+      if i % 2 == 0 { #expect(index.reference(4096 * UInt64(i), 1) == i) }
+    }
+    #expect(index.reference(4096 * 201, 1) == nil)
+    for i in stride(from: 3, through: 200, by: 3) { _ = index.remove(4096 * UInt64(i), 1) }  // shifts runs
+    for i in 1...200 where i % 3 != 0 {
+      #expect(index.takeReference(4096 * UInt64(i), 1) == (i % 2 == 0))
+      #expect(index.takeReference(4096 * UInt64(i), 1) == false)
+    }
+    #expect(index.takeReference(4096 * 3, 1) == nil)
   }
 }

@@ -11,15 +11,11 @@ final class NodeCache: Sendable {
     let checksum: UInt64
   }
 
-  private struct Slot {
-    var key: Key
-    var node: NodeImage?
-    var referenced: Bool
-  }
-
   private struct State {
-    var index = NodeIndex()
-    var slots: [Slot] = []
+    /// The nodes, with their slots and second-chance bits.
+    var index = NodeIndex<NodeImage>()
+    /// The clock's ring: the key of the entry in each slot (offset 0: a free slot).
+    var slots: [Key] = []
     var freeSlots: [Int] = []
     var hand = 0
     var bytes = 0
@@ -42,45 +38,44 @@ final class NodeCache: Sendable {
     }
   }
 
+  /// The bytes a node is charged against the budget.
+  private static func size(_ node: NodeImage) -> Int { node.bytes.count + 8 * node.count + 96 }
+
   func get(_ key: Key) -> NodeImage? {
     state.withLock { s in
-      guard let i = s.index.slot(key.offset, key.checksum) else {
+      guard let node = s.index.reference(key.offset, key.checksum) else {
         s.misses += 1
         return nil
       }
       s.hits += 1
-      s.slots[i].referenced = true
-      return s.slots[i].node
+      return node
     }
   }
 
   func insert(_ key: Key, _ node: NodeImage) {
-    let size = node.bytes.count + 8 * node.count + 96
-    guard size <= capacity else { return }
+    let size = NodeCache.size(node)
+    guard size <= capacity, key.offset != 0 else { return }
     state.withLock { s in
-      guard s.index.slot(key.offset, key.checksum) == nil else { return }
+      guard s.index.entry(key.offset, key.checksum) == nil else { return }
       while s.bytes + size > capacity, s.index.count > 0 {
         if s.hand >= s.slots.count { s.hand = 0 }
-        if let node = s.slots[s.hand].node {
-          if s.slots[s.hand].referenced {
-            s.slots[s.hand].referenced = false
-          } else {
-            s.bytes -= node.bytes.count + 8 * node.count + 96
-            _ = s.index.remove(s.slots[s.hand].key.offset, s.slots[s.hand].key.checksum)
-            s.slots[s.hand].node = nil
-            s.freeSlots.append(s.hand)
-          }
+        let k = s.slots[s.hand]
+        if k.offset != 0, s.index.takeReference(k.offset, k.checksum) != true {
+          if let (old, _) = s.index.remove(k.offset, k.checksum) { s.bytes -= NodeCache.size(old) }
+          s.slots[s.hand] = Key(offset: 0, checksum: 0)
+          s.freeSlots.append(s.hand)
         }
         s.hand += 1
       }
-      let slot = Slot(key: key, node: node, referenced: false)
+      let slot: Int
       if let i = s.freeSlots.popLast() {
-        s.slots[i] = slot
-        s.index.insert(key.offset, key.checksum, slot: i)
+        s.slots[i] = key
+        slot = i
       } else {
-        s.slots.append(slot)
-        s.index.insert(key.offset, key.checksum, slot: s.slots.count - 1)
+        s.slots.append(key)
+        slot = s.slots.count - 1
       }
+      s.index.insert(key.offset, key.checksum, value: node, slot: slot)
       s.bytes += size
     }
   }
@@ -93,10 +88,10 @@ final class NodeCache: Sendable {
     guard !keys.isEmpty else { return }
     state.withLock { s in
       for key in keys {
-        guard let i = s.index.remove(key.offset, key.checksum), let node = s.slots[i].node else { continue }
-        s.bytes -= node.bytes.count + 8 * node.count + 96
-        s.slots[i].node = nil
-        s.freeSlots.append(i)
+        guard let (node, slot) = s.index.remove(key.offset, key.checksum) else { continue }
+        s.bytes -= NodeCache.size(node)
+        s.slots[slot] = Key(offset: 0, checksum: 0)
+        s.freeSlots.append(slot)
       }
     }
   }
