@@ -110,11 +110,11 @@ final class DirtyNode {
     storedPrefixes = []
     storedValues = []
     storedChildren = []
-    byteSize = image.bytes.count
+    byteSize = image.byteCount
     subtreeCount =
       image.isLeaf
       ? UInt64(image.count)
-      : image.bytes.withUnsafeBytes { p in (0..<image.count).reduce(0) { $0 + image.child(p, $1).1 } }
+      : image.withBytes { p in (0..<image.count).reduce(0) { $0 + image.child(p, $1).1 } }
   }
 
   /// Decodes the lazy form into the arrays, with its edits applied.
@@ -126,7 +126,7 @@ final class DirtyNode {
     if isLeaf {
       var values: [LeafValue] = []
       values.reserveCapacity(image.count + 1)
-      image.bytes.withUnsafeBytes { p in
+      image.withBytes { p in
         for i in 0..<image.count {
           keys.append(Array(image.key(p, i)))
           switch image.value(p, i) {
@@ -149,7 +149,7 @@ final class DirtyNode {
     } else {
       var children: [ChildSlot] = []
       children.reserveCapacity(image.count + 1)
-      image.bytes.withUnsafeBytes { p in
+      image.withBytes { p in
         for i in 0..<image.count {
           keys.append(i == 0 ? [] : Array(image.key(p, i)))
           let (pointer, count) = image.child(p, i)
@@ -221,7 +221,7 @@ final class DirtyNode {
   func value(at i: Int) -> LeafValue {
     guard let image = base else { return storedValues[i] }
     guard let j = imageIndex(i) else { return edit?.value ?? .inline([]) }
-    return image.bytes.withUnsafeBytes { p in
+    return image.withBytes { p in
       switch image.value(p, j) {
       case .inline(let v): return .inline(Array(v))
       case .blob(let b): return .blob(b)
@@ -232,7 +232,7 @@ final class DirtyNode {
   /// Leaf: calls `body` with entry `i`'s key and value, seen in place.
   func withEntry<R>(_ i: Int, _ body: (UnsafeRawBufferPointer, ValueView) throws -> R) rethrows -> R {
     if let image = base, let j = imageIndex(i) {
-      return try image.bytes.withUnsafeBytes { p in
+      return try image.withBytes { p in
         switch image.value(p, j) {
         case .inline(let v): return try body(image.key(p, j), .bytes(v))
         case .blob(let b): return try body(image.key(p, j), .blob(b))
@@ -376,7 +376,7 @@ final class DirtyNode {
 
   func replaceValue(at i: Int, with value: LeafValue) {
     if let image = base, edit == nil {
-      let old = image.bytes.withUnsafeBytes { p -> Int in
+      let old = image.withBytes { p -> Int in
         switch image.value(p, i) {
         case .inline(let v): return v.count
         case .blob: return BlockPointer.encodedSize
@@ -540,7 +540,7 @@ final class DirtyNode {
   private func encodeEditedLeaf(_ image: NodeImage) -> [UInt8] {
     let size = byteSize
     let n = count
-    return image.bytes.withUnsafeBytes { source in
+    return image.withBytes { source in
       func offset(_ i: Int) -> Int {
         Int(UInt32(littleEndian: source.loadUnaligned(fromByteOffset: NodeImage.headerSize + 4 * i, as: UInt32.self)))
       }

@@ -12,17 +12,46 @@ final class NodeImage: Sendable {
   static let branchKind: UInt8 = 2
   static let headerSize = 8
 
-  let bytes: [UInt8]
+  /// One allocation: the first 8 bytes of each key, big-endian (see `keyPrefix`), one word an
+  /// entry, then the node's bytes, zero-padded to a word. A binary search reads the compact
+  /// prefixes and touches a key's bytes only on a tie; keeping both in one array saves a tree
+  /// walk the second array header's cache miss on every level.
+  private let storage: [UInt64]
   let isLeaf: Bool
   let count: Int
-  /// The first 8 bytes of each key, big-endian (see `keyPrefix`): a binary search reads this
-  /// compact array and touches a key's bytes only on a tie.
-  let prefixes: [UInt64]
+  /// The length of the node's bytes.
+  let byteCount: Int
+
+  /// The node's bytes (a copy: the accessors read them in place through `withBytes`).
+  var bytes: [UInt8] { withBytes { Array($0) } }
+
+  /// The key prefixes (a copy).
+  var prefixes: [UInt64] { Array(storage[0..<count]) }
+
+  /// Calls `body` with the node's bytes.
+  @inline(__always) func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try storage.withUnsafeBytes { raw in
+      try body(UnsafeRawBufferPointer(rebasing: raw[(8 * count)..<(8 * count + byteCount)]))
+    }
+  }
+
+  /// The storage of a node: `prefixes`, then `bytes`.
+  private static func storage(_ prefixes: UnsafeBufferPointer<UInt64>, _ bytes: [UInt8]) -> [UInt64] {
+    let c = prefixes.count
+    let words = c + (bytes.count + 7) / 8
+    return [UInt64](unsafeUninitializedCapacity: words) { buffer, initialized in
+      // Both copies stay inside `words` words: c prefixes, then the bytes rounded up.
+      guard let base = buffer.baseAddress else { return }
+      if let from = prefixes.baseAddress { base.initialize(from: from, count: c) }
+      if words > c { (base + words - 1).initialize(to: 0) }  // the padding of the last word
+      bytes.withUnsafeBytes { b in UnsafeMutableRawBufferPointer(start: base + c, count: b.count).copyMemory(from: b) }
+      initialized = words
+    }
+  }
 
   /// Validates the structure so that later accessors can never read out of bounds.
   /// Returns nil with `reason` describing the first problem.
   init?(bytes: [UInt8], reason: inout String) {
-    self.bytes = bytes
     let n = bytes.count
     guard n >= NodeImage.headerSize + 4 else {
       reason = "node of \(n) bytes is too short"
@@ -84,27 +113,28 @@ final class NodeImage: Sendable {
       reason = problem
       return nil
     }
-    let image = (bytes: bytes, isLeaf: leaf)
-    prefixes = bytes.withUnsafeBytes { p in
+    let prefixes = bytes.withUnsafeBytes { p in
       (0..<c).map { i in
         let start = Int(
           UInt32(littleEndian: p.loadUnaligned(fromByteOffset: NodeImage.headerSize + 4 * i, as: UInt32.self)))
-        let keyStart = image.isLeaf ? start : start + BlockPointer.encodedSize + 8
+        let keyStart = leaf ? start : start + BlockPointer.encodedSize + 8
         let k = Int(UInt16(littleEndian: p.loadUnaligned(fromByteOffset: keyStart, as: UInt16.self)))
         return keyPrefix(UnsafeRawBufferPointer(rebasing: p[(keyStart + 2)..<(keyStart + 2 + k)]))
       }
     }
+    byteCount = n
+    storage = prefixes.withUnsafeBufferPointer { NodeImage.storage($0, bytes) }
   }
 
   /// The image of a node this transaction just encoded (`DirtyNode.encode`): right by
   /// construction, so not validated again (debug builds check that it would pass), with the
   /// key prefixes the node already holds.
   init(encoded bytes: [UInt8], of node: DirtyNode) {
-    self.bytes = bytes
     isLeaf = node.isLeaf
     let prefixes = node.imagePrefixes()
     count = prefixes.count
-    self.prefixes = prefixes
+    byteCount = bytes.count
+    storage = prefixes.withUnsafeBufferPointer { NodeImage.storage($0, bytes) }
     assert(
       {
         var reason = ""
@@ -128,7 +158,7 @@ final class NodeImage: Sendable {
     return UnsafeRawBufferPointer(rebasing: p[(base + 2)..<(base + 2 + k)])
   }
 
-  func key(at i: Int) -> [UInt8] { bytes.withUnsafeBytes { Array(key($0, i)) } }
+  func key(at i: Int) -> [UInt8] { withBytes { Array(key($0, i)) } }
 
   /// Leaf: the stored value of entry `i`.
   @inline(__always) func value(_ p: UnsafeRawBufferPointer, _ i: Int) -> StoredValue {
@@ -151,11 +181,16 @@ final class NodeImage: Sendable {
     return (pointer, count)
   }
 
-  func child(at i: Int) -> (BlockPointer, UInt64) { bytes.withUnsafeBytes { child($0, i) } }
+  func child(at i: Int) -> (BlockPointer, UInt64) { withBytes { child($0, i) } }
 
+  /// -1, 0 or 1 as the key of entry `i` is smaller than, equal to or greater than `key`, whose
+  /// prefix is `prefix`; `raw` is the storage, `p` the node's bytes in it.
   @inline(__always)
-  private func compare(_ p: UnsafeRawBufferPointer, _ i: Int, _ key: UnsafeRawBufferPointer, _ prefix: UInt64) -> Int {
-    let mine = prefixes[i]
+  private func compare(
+    _ raw: UnsafeRawBufferPointer, _ p: UnsafeRawBufferPointer, _ i: Int, _ key: UnsafeRawBufferPointer,
+    _ prefix: UInt64
+  ) -> Int {
+    let mine = raw.load(fromByteOffset: 8 * i, as: UInt64.self)
     if mine != prefix { return mine < prefix ? -1 : 1 }
     return compareBytes(self.key(p, i), key)
   }
@@ -163,27 +198,31 @@ final class NodeImage: Sendable {
   /// Leaf: index of the first entry whose key is >= `key`, and whether it is equal.
   func lowerBound(_ key: UnsafeRawBufferPointer) -> (Int, Bool) {
     let prefix = keyPrefix(key)
-    return bytes.withUnsafeBytes { p in
+    let nodeBytes = (8 * count)..<(8 * count + byteCount)
+    return storage.withUnsafeBytes { raw in
+      let p = UnsafeRawBufferPointer(rebasing: raw[nodeBytes])
       var lo = 0
       var hi = count
       while lo < hi {
         let mid = (lo + hi) >> 1
-        if compare(p, mid, key, prefix) < 0 { lo = mid + 1 } else { hi = mid }
+        if compare(raw, p, mid, key, prefix) < 0 { lo = mid + 1 } else { hi = mid }
       }
-      return (lo, lo < count && compare(p, lo, key, prefix) == 0)
+      return (lo, lo < count && compare(raw, p, lo, key, prefix) == 0)
     }
   }
 
   /// Branch: index of the child whose range holds `key`.
   func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
     let prefix = keyPrefix(key)
-    return bytes.withUnsafeBytes { p in
+    let nodeBytes = (8 * count)..<(8 * count + byteCount)
+    return storage.withUnsafeBytes { raw in
+      let p = UnsafeRawBufferPointer(rebasing: raw[nodeBytes])
       // Number of separators (entries 1..<count) that are <= key.
       var lo = 1
       var hi = count
       while lo < hi {
         let mid = (lo + hi) >> 1
-        if compare(p, mid, key, prefix) <= 0 { lo = mid + 1 } else { hi = mid }
+        if compare(raw, p, mid, key, prefix) <= 0 { lo = mid + 1 } else { hi = mid }
       }
       return lo - 1
     }
@@ -192,7 +231,7 @@ final class NodeImage: Sendable {
   /// Total blob bytes and blob pointers referenced by this leaf.
   func blobs() -> [BlockPointer] {
     guard isLeaf else { return [] }
-    return bytes.withUnsafeBytes { p in
+    return withBytes { p in
       (0..<count).compactMap { i in if case .blob(let b) = value(p, i) { return b } else { return nil } }
     }
   }

@@ -72,7 +72,7 @@ struct TreeNavigator: Sendable {
   func withEntry<R>(_ node: NodeRef, _ i: Int, _ body: (UnsafeRawBufferPointer, ValueView) throws -> R) rethrows -> R {
     switch node {
     case .image(let n):
-      return try n.bytes.withUnsafeBytes { p in
+      return try n.withBytes { p in
         switch n.value(p, i) {
         case .inline(let v): return try body(n.key(p, i), .bytes(v))
         case .blob(let b): return try body(n.key(p, i), .blob(b))

@@ -39,7 +39,7 @@ final class NodeCache: Sendable {
   }
 
   /// The bytes a node is charged against the budget.
-  private static func size(_ node: NodeImage) -> Int { node.bytes.count + 8 * node.count + 96 }
+  private static func size(_ node: NodeImage) -> Int { node.byteCount + 8 * node.count + 96 }
 
   func get(_ key: Key) -> NodeImage? {
     state.withLock { s in

@@ -27,7 +27,7 @@ enum Recovery {
       }
     }
     try walk(meta.catalog) { leaf in
-      try leaf.bytes.withUnsafeBytes { p in
+      try leaf.withBytes { p in
         for i in 0..<leaf.count {
           guard case .inline(let v) = leaf.value(p, i), let entry = KeyspaceEntry.decode(v) else {
             throw StorageError.corrupt(

@@ -154,7 +154,7 @@ private struct Walker {
   mutating func run(_ meta: Meta) {
     var entries: [(String, KeyspaceEntry)] = []
     walkTree(meta.catalog, owner: "catalog", expected: nil) { leaf, problems in
-      leaf.bytes.withUnsafeBytes { p in
+      leaf.withBytes { p in
         for i in 0..<leaf.count {
           let name = String(decoding: leaf.key(p, i), as: UTF8.self)
           if case .inline(let v) = leaf.value(p, i), let entry = KeyspaceEntry.decode(v) {

@@ -141,7 +141,7 @@ public final class Cursor {
       }
       let step = reverse ? -1 : 1
       var index = position.index
-      let stopped: Bool = try leaf.bytes.withUnsafeBytes { p in
+      let stopped: Bool = try leaf.withBytes { p in
         // When the leaf's last key in the direction of travel is within the range, so is every
         // entry before it: the range is compared once for the leaf instead of once per entry.
         let bounded =
