@@ -7,44 +7,55 @@
 ///   end; tag 1: a 33-byte `BlockPointer` to a blob holding the value).
 /// - branch entry: `child:BlockPointer, subtreeCount:u64, keyLength:u16, key`; entry 0 has an
 ///   empty key, entry i > 0 holds the smallest key of child i.
-final class NodeImage: Sendable {
+struct NodeImage: Sendable {
   static let leafKind: UInt8 = 1
   static let branchKind: UInt8 = 2
   static let headerSize = 8
 
-  /// One allocation: the first 8 bytes of each key, big-endian (see `keyPrefix`), one word an
-  /// entry, then the node's bytes, zero-padded to a word. A binary search reads the compact
-  /// prefixes and touches a key's bytes only on a tie; keeping both in one array saves a tree
-  /// walk the second array header's cache miss on every level.
+  /// One allocation, which the node cache's bucket references directly: a word with the
+  /// entry count (low 32 bits), the node's length (bits 32–62) and whether it is a leaf (bit
+  /// 63); the first 8 bytes of each key, big-endian (see `keyPrefix`), one word an entry; then
+  /// the node's bytes, zero-padded to a word. A binary search reads the compact prefixes and
+  /// touches a key's bytes only on a tie. A tree walk reads, on each level, the cache bucket and
+  /// this array's first line, and no object or second array between them.
   private let storage: [UInt64]
-  let isLeaf: Bool
-  let count: Int
+
+  /// Whether the node is a leaf.
+  @inline(__always) var isLeaf: Bool { storage[0] >> 63 != 0 }
+  /// The number of entries.
+  @inline(__always) var count: Int { Int(truncatingIfNeeded: storage[0] & 0xFFFF_FFFF) }
   /// The length of the node's bytes.
-  let byteCount: Int
+  @inline(__always) var byteCount: Int { Int(truncatingIfNeeded: (storage[0] >> 32) & 0x7FFF_FFFF) }
 
   /// The node's bytes (a copy: the accessors read them in place through `withBytes`).
   var bytes: [UInt8] { withBytes { Array($0) } }
 
   /// The key prefixes (a copy).
-  var prefixes: [UInt64] { Array(storage[0..<count]) }
+  var prefixes: [UInt64] { Array(storage[1..<(1 + count)]) }
 
   /// Calls `body` with the node's bytes.
   @inline(__always) func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-    try storage.withUnsafeBytes { raw in
-      try body(UnsafeRawBufferPointer(rebasing: raw[(8 * count)..<(8 * count + byteCount)]))
+    let head = storage[0]
+    let c = Int(truncatingIfNeeded: head & 0xFFFF_FFFF)
+    let n = Int(truncatingIfNeeded: (head >> 32) & 0x7FFF_FFFF)
+    return try storage.withUnsafeBytes { raw in
+      try body(UnsafeRawBufferPointer(rebasing: raw[(8 + 8 * c)..<(8 + 8 * c + n)]))
     }
   }
 
-  /// The storage of a node: `prefixes`, then `bytes`.
-  private static func storage(_ prefixes: UnsafeBufferPointer<UInt64>, _ bytes: [UInt8]) -> [UInt64] {
+  /// The storage of a node: its header word, `prefixes`, then `bytes`.
+  private static func storage(_ prefixes: UnsafeBufferPointer<UInt64>, _ bytes: [UInt8], isLeaf: Bool) -> [UInt64] {
     let c = prefixes.count
-    let words = c + (bytes.count + 7) / 8
+    let words = 1 + c + (bytes.count + 7) / 8
     return [UInt64](unsafeUninitializedCapacity: words) { buffer, initialized in
-      // Both copies stay inside `words` words: c prefixes, then the bytes rounded up.
+      // The copies stay inside `words` words: the header, c prefixes, the bytes rounded up.
       guard let base = buffer.baseAddress else { return }
-      if let from = prefixes.baseAddress { base.initialize(from: from, count: c) }
-      if words > c { (base + words - 1).initialize(to: 0) }  // the padding of the last word
-      bytes.withUnsafeBytes { b in UnsafeMutableRawBufferPointer(start: base + c, count: b.count).copyMemory(from: b) }
+      base.initialize(to: UInt64(c) | UInt64(bytes.count) << 32 | (isLeaf ? 1 << 63 : 0))
+      if let from = prefixes.baseAddress { (base + 1).initialize(from: from, count: c) }
+      if words > 1 + c { (base + words - 1).initialize(to: 0) }  // the padding of the last word
+      bytes.withUnsafeBytes { b in
+        UnsafeMutableRawBufferPointer(start: base + 1 + c, count: b.count).copyMemory(from: b)
+      }
       initialized = words
     }
   }
@@ -57,19 +68,21 @@ final class NodeImage: Sendable {
       reason = "node of \(n) bytes is too short"
       return nil
     }
+    guard n < 1 << 31 else {
+      reason = "node of \(n) bytes is too long"
+      return nil
+    }
     let kind = bytes[0]
     guard kind == NodeImage.leafKind || kind == NodeImage.branchKind else {
       reason = "unknown node kind \(kind)"
       return nil
     }
-    isLeaf = kind == NodeImage.leafKind
+    let leaf = kind == NodeImage.leafKind
     let c = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt32.self))) }
-    count = c
     guard c >= 1, NodeImage.headerSize + 4 * (c + 1) <= n else {
       reason = "node entry count \(c) does not fit in \(n) bytes"
       return nil
     }
-    let leaf = isLeaf
     let problem: String? = bytes.withUnsafeBytes { p -> String? in
       var previous = NodeImage.headerSize + 4 * (c + 1)
       for i in 0...c {
@@ -122,19 +135,15 @@ final class NodeImage: Sendable {
         return keyPrefix(UnsafeRawBufferPointer(rebasing: p[(keyStart + 2)..<(keyStart + 2 + k)]))
       }
     }
-    byteCount = n
-    storage = prefixes.withUnsafeBufferPointer { NodeImage.storage($0, bytes) }
+    storage = prefixes.withUnsafeBufferPointer { NodeImage.storage($0, bytes, isLeaf: leaf) }
   }
 
   /// The image of a node this transaction just encoded (`DirtyNode.encode`): right by
   /// construction, so not validated again (debug builds check that it would pass), with the
   /// key prefixes the node already holds.
   init(encoded bytes: [UInt8], of node: DirtyNode) {
-    isLeaf = node.isLeaf
     let prefixes = node.imagePrefixes()
-    count = prefixes.count
-    byteCount = bytes.count
-    storage = prefixes.withUnsafeBufferPointer { NodeImage.storage($0, bytes) }
+    storage = prefixes.withUnsafeBufferPointer { NodeImage.storage($0, bytes, isLeaf: node.isLeaf) }
     assert(
       {
         var reason = ""
@@ -190,7 +199,7 @@ final class NodeImage: Sendable {
     _ raw: UnsafeRawBufferPointer, _ p: UnsafeRawBufferPointer, _ i: Int, _ key: UnsafeRawBufferPointer,
     _ prefix: UInt64
   ) -> Int {
-    let mine = raw.load(fromByteOffset: 8 * i, as: UInt64.self)
+    let mine = raw.load(fromByteOffset: 8 + 8 * i, as: UInt64.self)
     if mine != prefix { return mine < prefix ? -1 : 1 }
     return compareBytes(self.key(p, i), key)
   }
@@ -198,7 +207,9 @@ final class NodeImage: Sendable {
   /// Leaf: index of the first entry whose key is >= `key`, and whether it is equal.
   func lowerBound(_ key: UnsafeRawBufferPointer) -> (Int, Bool) {
     let prefix = keyPrefix(key)
-    let nodeBytes = (8 * count)..<(8 * count + byteCount)
+    let head = storage[0]
+    let count = Int(truncatingIfNeeded: head & 0xFFFF_FFFF)
+    let nodeBytes = (8 + 8 * count)..<(8 + 8 * count + Int(truncatingIfNeeded: (head >> 32) & 0x7FFF_FFFF))
     return storage.withUnsafeBytes { raw in
       let p = UnsafeRawBufferPointer(rebasing: raw[nodeBytes])
       var lo = 0
@@ -214,7 +225,9 @@ final class NodeImage: Sendable {
   /// Branch: index of the child whose range holds `key`.
   func childIndex(_ key: UnsafeRawBufferPointer) -> Int {
     let prefix = keyPrefix(key)
-    let nodeBytes = (8 * count)..<(8 * count + byteCount)
+    let head = storage[0]
+    let count = Int(truncatingIfNeeded: head & 0xFFFF_FFFF)
+    let nodeBytes = (8 + 8 * count)..<(8 + 8 * count + Int(truncatingIfNeeded: (head >> 32) & 0x7FFF_FFFF))
     return storage.withUnsafeBytes { raw in
       let p = UnsafeRawBufferPointer(rebasing: raw[nodeBytes])
       // Number of separators (entries 1..<count) that are <= key.
