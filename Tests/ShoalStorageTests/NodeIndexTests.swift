@@ -67,3 +67,33 @@ struct NodeIndexTests {
     #expect(index.takeReference(4096 * 3, 1) == nil)
   }
 }
+
+/// The node cache's clock over its byte budget: a node looked up since the hand last passed
+/// survives, an unreferenced one is evicted first, and removal gives back its bytes.
+@Suite("Node cache")
+struct NodeCacheTests {
+  func node(_ i: Int) -> NodeImage {
+    let leaf = DirtyNode(leafKeys: [Array("key-\(i)".utf8)], values: [.inline([UInt8](repeating: 1, count: 100))])
+    return NodeImage(encoded: leaf.encode(), of: leaf)
+  }
+
+  @Test func theClockEvictsTheUnreferencedNodeAndKeepsTheBudget() {
+    let nodes = (0..<4).map(node)
+    let size = nodes[0].byteCount + 8 * nodes[0].count + 96  // NodeCache's charge for one node
+    let cache = NodeCache(capacity: 3 * size)
+    let keys = (0..<4).map { NodeCache.Key(offset: 4096 * UInt64($0 + 1), checksum: UInt64($0) &* 77) }
+    for i in 0..<3 { cache.insert(keys[i], nodes[i]) }
+    #expect(cache.get(keys[0]) != nil)  // referenced: gets a second chance
+    cache.insert(keys[3], nodes[3])  // full: the hand spares node 0 and evicts node 1
+    #expect(cache.get(keys[0]) != nil && cache.get(keys[1]) == nil)
+    #expect(cache.get(keys[2]) != nil && cache.get(keys[3]) != nil)
+    #expect(cache.statistics.bytes == 3 * size && cache.statistics.entries == 3)
+    #expect(cache.get(NodeCache.Key(offset: keys[2].offset, checksum: 1)) == nil)  // same place, other block
+
+    cache.remove([keys[0], keys[2]])
+    #expect(cache.statistics.bytes == size && cache.statistics.entries == 1)
+    #expect(cache.get(keys[0]) == nil && cache.get(keys[3]) != nil)
+    cache.insert(keys[1], nodes[1])  // into a freed slot, without evicting
+    #expect(cache.get(keys[1]) != nil && cache.get(keys[3]) != nil && cache.statistics.entries == 2)
+  }
+}
