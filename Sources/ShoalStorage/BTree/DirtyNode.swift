@@ -91,6 +91,18 @@ final class DirtyNode {
     recomputeSize()
   }
 
+  /// A leaf whose keys' prefixes and encoded size the caller already has (`PutBuffer`): the
+  /// keys and values are not read.
+  init(leafKeys: [[UInt8]], prefixes: [UInt64], values: [LeafValue], byteSize: Int) {
+    isLeaf = true
+    storedKeys = leafKeys
+    storedPrefixes = prefixes
+    storedValues = values
+    storedChildren = []
+    self.byteSize = byteSize
+    subtreeCount = UInt64(leafKeys.count)
+  }
+
   init(branchKeys: [[UInt8]], children: [ChildSlot]) {
     isLeaf = false
     storedKeys = branchKeys

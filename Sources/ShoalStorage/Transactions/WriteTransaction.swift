@@ -58,6 +58,9 @@ public final class WriteTransaction {
     var cleared = false
     var dropped = false
     var changes = PendingChanges()
+    /// The puts into the keyspace while its tree is empty, not yet built into `root`
+    /// (`PutBuffer`, `settle`).
+    var buffer: PutBuffer?
 
     /// Whether puts and deletes are recorded key by key. Not for a keyspace created in this
     /// transaction: every entry it holds at commit is an insertion, which its `created` flag
@@ -157,6 +160,7 @@ public final class WriteTransaction {
     let i = try require(name)
     if let root = states[i].root { try editor.freeAll(root) }
     states[i].root = nil
+    states[i].buffer = nil
     states[i].count = 0
     states[i].cleared = true
     states[i].changes = PendingChanges()
@@ -189,14 +193,30 @@ public final class WriteTransaction {
 
   /// The value for `key`, or nil.
   public func get(_ key: [UInt8], in keyspace: String) throws -> [UInt8]? {
-    try reader.get(states[try require(keyspace)].root, key)
+    let i = try require(keyspace)
+    if let buffer = states[i].buffer {
+      switch buffer.value(key) {
+      case .inline(let v), .pending(let v): return v
+      case nil: return nil
+      case .blob: settle(i)
+      }
+    }
+    return try reader.get(states[i].root, key)
   }
 
   /// Calls `body` with the value for `key` seen in place (nil if absent).
   public func withValue<R>(forKey key: [UInt8], in keyspace: String, _ body: (UnsafeRawBufferPointer?) throws -> R)
     throws -> R
   {
-    try reader.withValue(states[try require(keyspace)].root, key, body)
+    let i = try require(keyspace)
+    if let buffer = states[i].buffer {
+      switch buffer.value(key) {
+      case .inline(let v), .pending(let v): return try v.withUnsafeBytes { try body($0) }
+      case nil: return try body(nil)
+      case .blob: settle(i)
+      }
+    }
+    return try reader.withValue(states[i].root, key, body)
   }
 
   /// The number of entries in `keyspace`.
@@ -204,7 +224,9 @@ public final class WriteTransaction {
 
   /// The number of entries of `keyspace` in `range`.
   public func count(in keyspace: String, range: KeyRange) throws -> UInt64 {
-    try reader.count(states[try require(keyspace)].root, range)
+    let i = try require(keyspace)
+    settle(i)
+    return try reader.count(states[i].root, range)
   }
 
   /// A cursor over `range`; it sees changes made while it iterates and continues after the
@@ -212,7 +234,11 @@ public final class WriteTransaction {
   public func cursor(in keyspace: String, range: KeyRange = .all, reverse: Bool = false) throws -> Cursor {
     let i = try require(keyspace)
     return Cursor(
-      reader: reader, range: range, reverse: reverse, root: { [unowned self] in self.states[i].root },
+      reader: reader, range: range, reverse: reverse,
+      root: { [unowned self] in
+        self.settle(i)
+        return self.states[i].root
+      },
       mutations: { [unowned self] in self.mutationCount })
   }
 
@@ -233,7 +259,16 @@ public final class WriteTransaction {
     }
     let i = try require(keyspace)
     let stored: LeafValue = value.count > StorageLimits.inlineValueLimit ? .pending(value) : .inline(value)
-    let existed = try editor.put(&states[i].root, key, stored)
+    let existed: Bool
+    if let buffer = states[i].buffer {
+      existed = buffer.put(key, stored)
+    } else if states[i].root == nil {
+      let buffer = PutBuffer()
+      states[i].buffer = buffer
+      existed = buffer.put(key, stored)
+    } else {
+      existed = try editor.put(&states[i].root, key, stored)
+    }
     if !existed { states[i].count += 1 }
     states[i].modified = true
     mutationCount += 1
@@ -245,8 +280,12 @@ public final class WriteTransaction {
   @discardableResult
   public func delete(_ key: [UInt8], in keyspace: String) throws -> Bool {
     let i = try require(keyspace)
-    guard let root = states[i].root, try reader.nav.find(root, key).2 else { return false }
-    if let removed = try editor.delete(&states[i].root, key) { editor.release(removed) }
+    if let buffer = states[i].buffer {
+      guard buffer.remove(key) else { return false }
+    } else {
+      guard let root = states[i].root, try reader.nav.find(root, key).2 else { return false }
+      if let removed = try editor.delete(&states[i].root, key) { editor.release(removed) }
+    }
     states[i].count -= 1
     states[i].modified = true
     mutationCount += 1
@@ -277,6 +316,14 @@ public final class WriteTransaction {
     }
     bulkWriter = writer
     mutationCount += 1
+  }
+
+  /// Builds the keyspace's buffered puts into its tree (see `PutBuffer`): before it is read in
+  /// key order, and at commit.
+  private func settle(_ i: Int) {
+    guard let buffer = states[i].buffer else { return }
+    states[i].buffer = nil
+    states[i].root = buffer.buildTree()
   }
 
   private func record(_ i: Int, _ key: [UInt8], deleted: Bool, existed: Bool, _ info: [UInt8]) {
@@ -409,6 +456,7 @@ public final class WriteTransaction {
     for i in states.indices where states[i].modified {
       let name = Array(states[i].name.utf8)
       if states[i].exists {
+        settle(i)
         let root = try writer.flush(&states[i].root, space: &freeSpace)
         let entry = KeyspaceEntry(root: root, count: states[i].count, tracksChanges: states[i].tracksChanges)
         _ = try editor.put(&catalogRoot, name, .inline(entry.encode()))
