@@ -210,3 +210,28 @@ struct PutBufferTests {
     #expect(buffer.count == 0 && buffer.buildTree() == nil)
   }
 }
+
+/// The radix sort of the entries' prefixes, with the keys deciding ties, orders as comparing keys
+/// does: for prefixes spread over every byte, sharing their high bytes, or all equal.
+@Suite("Put buffer sort")
+struct PutBufferSortTests {
+  @Test(arguments: [0, 1, 2, 3])
+  func theRadixSortOrdersAsComparingKeysDoes(_ shape: Int) {
+    var rng = SplitMix64(seed: UInt64(shape))
+    let keys: [[UInt8]] = (0..<5000).map { i in
+      let length = 1 + Int(rng.next() % 14)
+      var key = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+      switch shape {
+      case 1: key.replaceSubrange(0..<min(5, length), with: [7, 7, 7, 7, 7].prefix(min(5, length)))  // shared high bytes
+      case 2: key = Array("samepref".utf8) + key  // every prefix equal: the keys decide
+      case 3: key = [UInt8(i % 3)] + key  // few distinct first bytes, short keys padded with zeros
+      default: break
+      }
+      return key
+    }
+    let unique = Array(Set(keys))
+    var order = unique.indices.map { (prefix: keyPrefix(unique[$0]), index: UInt32($0)) }
+    unique.withUnsafeBufferPointer { PutBuffer.sort(&order, keys: $0) }
+    #expect(order.map { unique[Int($0.index)] } == unique.sorted { $0.lexicographicallyPrecedes($1) })
+  }
+}

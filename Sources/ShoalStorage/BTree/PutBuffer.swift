@@ -120,11 +120,7 @@ final class PutBuffer {
     order.reserveCapacity(count)
     for i in values.indices where values[i] != nil { order.append((prefixes[i], UInt32(i))) }
     guard !order.isEmpty else { return nil }
-    keys.withUnsafeBufferPointer { keys in
-      order.sort { a, b in
-        a.prefix != b.prefix ? a.prefix < b.prefix : compareBytes(keys[Int(a.index)], keys[Int(b.index)]) < 0
-      }
-    }
+    keys.withUnsafeBufferPointer { Self.sort(&order, keys: $0) }
     let sizes = order.map { Int(self.sizes[Int($0.index)]) }
     var level: [(firstKey: [UInt8], node: DirtyNode)] = []
     keys.withUnsafeMutableBufferPointer { keys in
@@ -162,6 +158,57 @@ final class PutBuffer {
       }
     }
     return .dirty(level[0].node)
+  }
+
+  /// Sorts entries by key: by their prefixes with a radix sort (a byte a pass, skipping the
+  /// bytes all share), then each run of equal prefixes by comparing the keys. A comparison sort
+  /// of a million entries took 600 instructions an entry, this about a sixth of that.
+  static func sort(_ order: inout [(prefix: UInt64, index: UInt32)], keys: UnsafeBufferPointer<[UInt8]>) {
+    let n = order.count
+    guard n > 1 else { return }
+    var counts = [Int](repeating: 0, count: 8 * 256)
+    for entry in order {
+      var p = entry.prefix
+      for digit in 0..<8 {
+        counts[digit &* 256 &+ Int(p & 255)] &+= 1
+        p >>= 8
+      }
+    }
+    var scratch = order
+    var sortedInScratch = false
+    order.withUnsafeMutableBufferPointer { a in
+      scratch.withUnsafeMutableBufferPointer { b in
+        for digit in 0..<8 {
+          let shift = UInt64(8 * digit)
+          let base = digit * 256
+          let (source, target) = sortedInScratch ? (b, a) : (a, b)
+          // Every entry has the same byte here: the pass would not move any.
+          if counts[base + Int((source[0].prefix >> shift) & 255)] == n { continue }
+          var next = 0
+          for bucket in 0..<256 {
+            let c = counts[base + bucket]
+            counts[base + bucket] = next
+            next += c
+          }
+          for entry in source {
+            let bucket = base + Int((entry.prefix >> shift) & 255)
+            target[counts[bucket]] = entry
+            counts[bucket] += 1
+          }
+          sortedInScratch.toggle()
+        }
+      }
+    }
+    if sortedInScratch { swap(&order, &scratch) }
+    var start = 0
+    while start < n {
+      var end = start + 1
+      while end < n, order[end].prefix == order[start].prefix { end += 1 }
+      if end - start > 1 {
+        order[start..<end].sort { a, b in compareBytes(keys[Int(a.index)], keys[Int(b.index)]) < 0 }
+      }
+      start = end
+    }
   }
 
   /// Cuts `count` entries, in order, into runs of about equal bytes, each at most `fill` bytes
