@@ -222,7 +222,9 @@ struct PutBufferSortTests {
       let length = 1 + Int(rng.next() % 14)
       var key = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
       switch shape {
-      case 1: key.replaceSubrange(0..<min(5, length), with: [7, 7, 7, 7, 7].prefix(min(5, length)))  // shared high bytes
+      case 1:
+        // Shared high bytes.
+        key.replaceSubrange(0..<min(5, length), with: [7, 7, 7, 7, 7].prefix(min(5, length)))
       case 2: key = Array("samepref".utf8) + key  // every prefix equal: the keys decide
       case 3: key = [UInt8(i % 3)] + key  // few distinct first bytes, short keys padded with zeros
       default: break
