@@ -162,7 +162,7 @@ final class PutBuffer {
 
   /// Sorts entries by key: by their prefixes with a radix sort (a byte a pass, skipping the
   /// bytes all share), then each run of equal prefixes by comparing the keys. A comparison sort
-  /// of a million entries took 600 instructions an entry, this about a sixth of that.
+  /// of a million random keys took 609 instructions an entry, this 237 (callgrind).
   static func sort(_ order: inout [(prefix: UInt64, index: UInt32)], keys: UnsafeBufferPointer<[UInt8]>) {
     let n = order.count
     guard n > 1 else { return }

@@ -247,6 +247,10 @@ public final class WriteTransaction {
   /// Inserts or replaces the value for `key`; returns whether `key` was there before.
   /// `changeInfo` is stored with the key's change record (OR-ed with earlier ones for the same
   /// key in this transaction).
+  ///
+  /// Puts into a keyspace whose tree is empty (filling a new keyspace) are held in a hash table
+  /// and built into the tree at once, when the keyspace is first read in key order or at
+  /// commit (see `PutBuffer`): every read sees them as usual.
   @discardableResult
   public func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: String, changeInfo: [UInt8] = []) throws
     -> Bool
