@@ -160,6 +160,47 @@ struct PutBufferTests {
     #expect(try txn.keyspace("k").get([5]) == [7] && txn.keyspace("k").count == 1)
   }
 
+  /// A transaction that puts and deletes keys in turn holds its live entries, not every key it
+  /// put: deleted entries are dropped once they outnumber the live ones, and the table still
+  /// finds every live key and none of the others.
+  @Test func deletedEntriesAreDroppedOnceTheyOutnumberTheLiveOnes() throws {
+    let buffer = PutBuffer()
+    var live: [[UInt8]: UInt8] = [:]
+    for i in 0..<20_000 {
+      let key = bytes("key-\(i)")
+      #expect(!buffer.put(key, .inline([UInt8(i % 251)])))
+      live[key] = UInt8(i % 251)
+      if i % 10 != 0 {
+        #expect(buffer.remove(key))
+        live[key] = nil
+      }
+      #expect(buffer.entriesHeld <= 2 * buffer.count + 65)
+    }
+    #expect(buffer.count == live.count && buffer.entriesHeld < 3 * live.count)
+    for (key, byte) in live {
+      guard case .inline(let value) = buffer.value(key) else {
+        Issue.record("a live key is not found")
+        continue
+      }
+      #expect(value == [byte])
+    }
+    #expect(buffer.value(bytes("key-1")) == nil && !buffer.remove(bytes("key-1")))
+    #expect(!buffer.put(bytes("key-1"), .inline([1])))
+    live[bytes("key-1")] = 1
+    let root = try #require(buffer.buildTree())
+    var keys: [[UInt8]] = []
+    func walk(_ slot: ChildSlot) {
+      guard case .dirty(let node) = slot else { return }
+      if node.isLeaf {
+        keys += (0..<node.count).map { node.key(at: $0) }
+      } else {
+        node.children.forEach(walk)
+      }
+    }
+    walk(root)
+    #expect(keys == live.keys.sorted { $0.lexicographicallyPrecedes($1) })
+  }
+
   /// The built tree: every node within the maximum size (whatever the entries' sizes), its size
   /// as encoded, leaves filled evenly, and every leaf at the same depth.
   @Test(arguments: [(0, 0), (16, 100), (1024, 1536), (300, 1)] as [(Int, Int)])

@@ -97,7 +97,42 @@ final class PutBuffer {
     guard let index = find(key, hash(key)).index, values[index] != nil else { return false }
     values[index] = nil
     count -= 1
+    // A deleted entry keeps its place (a later put of its key takes it again); once they
+    // outnumber the live ones, they go, so that a transaction putting and deleting keys in
+    // turn holds what is live, not everything it ever put.
+    if entriesHeld - count > max(count, 64) { dropDeleted() }
     return true
+  }
+
+  /// The entries held, deleted ones included.
+  var entriesHeld: Int { keys.count }
+
+  /// Keeps only the live entries, in their order, and their table slots.
+  private func dropDeleted() {
+    var moved = [Int](repeating: 0, count: keys.count)
+    var live = 0
+    for i in keys.indices where values[i] != nil {
+      moved[i] = live + 1
+      keys[live] = keys[i]
+      values[live] = values[i]
+      prefixes[live] = prefixes[i]
+      sizes[live] = sizes[i]
+      live += 1
+    }
+    keys.removeSubrange(live...)
+    values.removeSubrange(live...)
+    prefixes.removeSubrange(live...)
+    sizes.removeSubrange(live...)
+    let old = slots
+    slots = Array(repeating: 0, count: old.count)
+    let mask = slots.count - 1
+    for word in old where word != 0 {
+      let to = moved[Int(truncatingIfNeeded: word & 0xFFFF_FFFF) - 1]
+      guard to != 0 else { continue }
+      var b = Int(truncatingIfNeeded: word >> 32) & mask
+      while slots[b] != 0 { b = (b + 1) & mask }
+      slots[b] = word & 0xFFFF_FFFF_0000_0000 | UInt64(to)
+    }
   }
 
   func value(_ key: [UInt8]) -> LeafValue? {
