@@ -1,9 +1,10 @@
 /// The entries put into a keyspace whose tree was empty, held in a hash table until the
 /// keyspace is read in key order or committed, then built into a tree bottom-up.
 ///
-/// A transaction that fills an empty keyspace (an import, a class's first objects) would
+/// A transaction that fills an empty keyspace with keys in random order (an import) would
 /// otherwise insert each key into a growing tree: a descent, a search and an insertion into a
-/// node in random places, and splits that leave nodes two-thirds full. Hashing the key instead
+/// node in random places, and splits that leave nodes two-thirds full. (Keys in ascending order
+/// are cheap appends either way.) Hashing the key instead
 /// costs a fraction of that, and the tree is built once, from the sorted entries, with nodes
 /// filled evenly (`fill`). Point reads, puts and deletes use the table; the first ordered read
 /// (a cursor, a count of a range) or the commit builds the tree (`WriteTransaction.settle`), and
