@@ -260,3 +260,65 @@ extension SpaceTests {
     #expect(store.verify().isOK)
   }
 }
+
+/// `FreeSpace.nextFreeListEstimate`, which sizes the run a commit reserves for its successor,
+/// against the list the successor then stores, over the whole life of delta chains: commits that
+/// free, reuse and promote the same number of extents each, the way a stream of one-key commits
+/// does, until the chain is full and a commit stores the whole list again and frees the chain.
+@Suite struct FreeListEstimateTests {
+  @Test(arguments: [2, 6, 20])
+  func theNextListFitsTheEstimateOfACommitLikeIt(_ extentsPerCommit: Int) {
+    let g = FileLayout.granule
+    let start = FileLayout.dataStart
+    var space = FreeSpace(fileEnd: start + 4_000 * g)
+    // A list of a few hundred extents, some reusable, some waiting for a version.
+    for i in 0..<300 { space.free(offset: start + UInt64(i) * 8 * g, length: g * UInt64(1 + i % 3), version: 1) }
+    space.promote(horizon: 1)
+    var rng = SplitMix64(seed: UInt64(extentsPerCommit))
+    var listBlock = BlockPointer.null
+    func storeList(_ space: inout FreeSpace, version: UInt64) -> Int {
+      let delta = space.shouldStoreDelta
+      if !delta {
+        for block in space.chain { space.free(offset: block.offset, length: block.extentLength, version: version) }
+      }
+      let size = delta ? space.deltaEncodedSize : space.encodedSize
+      let reserve = FileLayout.roundUp(UInt64(size) + 64)
+      let offset = space.allocate(reserve)
+      listBlock = BlockPointer(
+        offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: 0,
+        birth: version)
+      // What the block holds: the list as it is once its own block is allocated.
+      let stored = delta ? space.deltaEncodedSize : space.encodedSize
+      space.stored(in: listBlock, delta: delta)
+      return stored
+    }
+    _ = storeList(&space, version: 1)
+    var estimate: Int?
+    var fullLists = 0
+    var checked = 0
+    for version in UInt64(2)...400 {
+      // A commit as a lone writer makes it: it begins by making reusable what the version
+      // before freed (the horizon, nothing older pinned, each commit durable), then reuses
+      // space for its blocks and frees as many (pending until the next commit).
+      space.promote(horizon: version - 1)
+      for _ in 0..<extentsPerCommit {
+        let length = g * (1 + rng.next() % 4)
+        let offset = space.allocate(length)
+        space.free(offset: offset, length: length, version: version)
+      }
+      let full = !space.shouldStoreDelta
+      let next = space.nextFreeListEstimate(version: version)
+      let stored = storeList(&space, version: version)
+      if let estimate {
+        // The run holds the estimate and 256 bytes more, beside an eighth more than this
+        // commit's blocks (`CommitWriter.reserveNext`); a delta varies with how the extents
+        // merge, but a whole list where a delta was estimated would not fit.
+        #expect(stored <= 2 * estimate + 256, "version \(version): stored \(stored) bytes, estimated \(estimate)")
+        checked += 1
+      }
+      if full { fullLists += 1 }
+      estimate = next
+    }
+    #expect(checked == 398 && fullLists > 2, "the chain filled up and the full list was stored again")
+  }
+}

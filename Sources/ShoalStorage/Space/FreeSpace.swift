@@ -361,7 +361,10 @@ struct FreeSpace {
         return sum + FreeSpace.encodedSize(of: .removePending(extent)) + 2 * FreeSpace.encodedSize(of: available)
       }
     }
-    let stored = chainDeltaBytes + FileLayout.roundUp(UInt64(delta))
+    // This commit's delta takes a block of its size and 64 bytes more, rounded up to granules
+    // (`CommitWriter.writeFreeList`): counted without those 64 bytes, the estimate found room
+    // for another delta where the successor had to store the whole list.
+    let stored = chainDeltaBytes + FileLayout.roundUp(UInt64(delta) + 64)
     let room = chain.count + 1 <= FreeSpace.maximumChainLength && stored + UInt64(delta) <= deltaBudget
     return room ? delta : encodedSize
   }
