@@ -127,7 +127,7 @@ struct PutBufferTests {
       #expect(try !txn.delete(bytes("c"), in: "k"))
       #expect(try txn.count(in: "k") == 2)
     }
-    let version = try store.beginRead().version
+    let version = try store.read { $0.version }
     let records = try store.changes(from: version - 1, to: version)
     let changes = try #require(records.last?.keyspaces.first { $0.keyspace == "k" }).changes
     #expect(changes.map(\.key) == [bytes("a"), bytes("b"), bytes("gone")])

@@ -282,7 +282,7 @@ extension SpaceTests {
         for block in space.chain { space.free(offset: block.offset, length: block.extentLength, version: version) }
       }
       let size = delta ? space.deltaEncodedSize : space.encodedSize
-      let reserve = FileLayout.roundUp(UInt64(size) + 64)
+      let reserve = FreeSpace.blockLength(size)
       let offset = space.allocate(reserve)
       listBlock = BlockPointer(
         offset: offset, storedLength: UInt32(reserve), rawLength: UInt32(reserve), codec: .raw, checksum: 0,
@@ -307,7 +307,7 @@ extension SpaceTests {
         space.free(offset: offset, length: length, version: version)
       }
       let full = !space.shouldStoreDelta
-      let next = space.nextFreeListEstimate(version: version)
+      let next = space.nextFreeListEstimate(version: version, overhead: 0)
       let stored = storeList(&space, version: version)
       if let estimate {
         // The run holds the estimate and 256 bytes more, beside an eighth more than this

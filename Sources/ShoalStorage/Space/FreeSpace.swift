@@ -352,7 +352,8 @@ struct FreeSpace {
   /// this commit stores the whole list and frees the chain, each chain block coming back (a
   /// pending extent leaves, an available one arrives, perhaps merged with a neighbour); or the
   /// whole list, when this commit's delta leaves the chain no room for another.
-  func nextFreeListEstimate(version: UInt64) -> Int {
+  /// `overhead` is what sealing adds to a block (0 for a plain file).
+  func nextFreeListEstimate(version: UInt64, overhead: Int) -> Int {
     let delta = deltaEncodedSize
     guard shouldStoreDelta else {
       return chain.reduce(delta) { sum, block in
@@ -361,13 +362,17 @@ struct FreeSpace {
         return sum + FreeSpace.encodedSize(of: .removePending(extent)) + 2 * FreeSpace.encodedSize(of: available)
       }
     }
-    // This commit's delta takes a block of its size and 64 bytes more, rounded up to granules
-    // (`CommitWriter.writeFreeList`): counted without those 64 bytes, the estimate found room
-    // for another delta where the successor had to store the whole list.
-    let stored = chainDeltaBytes + FileLayout.roundUp(UInt64(delta) + 64)
+    // This commit's delta takes the block `writeFreeList` reserves for it: counted at its bare
+    // size, the estimate found room for another delta where the successor had to store the
+    // whole list.
+    let stored = chainDeltaBytes + FreeSpace.blockLength(delta + overhead)
     let room = chain.count + 1 <= FreeSpace.maximumChainLength && stored + UInt64(delta) <= deltaBudget
     return room ? delta : encodedSize
   }
+
+  /// The bytes reserved for a stored list of `bytes` (sealed, if the file is): 64 to spare, in
+  /// whole granules (`CommitWriter.writeFreeList`).
+  static func blockLength(_ bytes: Int) -> UInt64 { FileLayout.roundUp(UInt64(bytes) + 64) }
 
   /// The bytes of deltas a chain on top of this list may hold: `deltaBudgetFactor` times the
   /// full list, and at least `deltaBudgetFloor`.

@@ -624,7 +624,10 @@ struct CommitWriter {
   /// then writes an anchor instead).
   mutating func reserveNext(_ space: inout FreeSpace, bulk: Bool) -> (offset: UInt64, length: UInt32) {
     guard !bulk, packedBytes <= CommitWriter.maximumReservation else { return (0, 0) }
-    let freeList = UInt64(space.nextFreeListEstimate(version: version)) + 256
+    let freeList =
+      UInt64(
+        space.nextFreeListEstimate(
+          version: version, overhead: store.seal == nil ? 0 : FileSeal.blockOverhead)) + 256
     let wanted = FileLayout.recordSize + packedBytes + packedBytes / 8 + freeList
     // Granules, not pages: a window of whole free pages is rarer than one of the bytes needed,
     // and the run is one stretch of the file either way.
@@ -780,7 +783,7 @@ struct CommitWriter {
     // Sealed, the list's block also holds the seal's salt, number and tag.
     let overhead = store.seal == nil ? 0 : FileSeal.blockOverhead
     func size() -> Int { (delta ? space.deltaEncodedSize : space.encodedSize) + overhead }
-    var reserve = FileLayout.roundUp(UInt64(size()) + 64)
+    var reserve = FreeSpace.blockLength(size())
     while true {
       let offset = allocate(reserve, space: &space)
       releaseRun(&space)
