@@ -161,6 +161,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     /// The meta the last pin found: while still the published one, the next pin needs no
     /// other lock.
     var lastSeen: DecodedMeta?
+    /// `lastSeen`'s meta slot and sequence number, copied out so that checking it is still
+    /// the published one touches no reference count (two atomic operations a snapshot).
+    var seenSlot = UInt64.max
+    var seenSequence = UInt64.max
     var reclaimed = 0
   }
   private let local = Mutex(LocalPins())
@@ -705,9 +709,16 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   /// Sequentially consistent (a plain load on x86): after claiming a reader slot, this is the
   /// second look at the newest version, which must not move before the slot's store.
   private func isPublished(_ decoded: DecodedMeta) -> Bool {
+    isPublished(slot: decoded.slot, sequence: decoded.sequence)
+  }
+
+  /// Whether the meta that was published in meta slot `slot` with sequence number `sequence`
+  /// is still the published one.
+  @inline(__always)
+  private func isPublished(slot decodedSlot: UInt64, sequence: UInt64) -> Bool {
     let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .sequentiallyConsistent) & 1
     let slot = SharedCoordinator.offsetSeqlock + Int(current) * SharedCoordinator.slotSize
-    return current == decoded.slot && word(slot).load(ordering: .sequentiallyConsistent) == decoded.sequence
+    return current == decodedSlot && word(slot).load(ordering: .sequentiallyConsistent) == sequence
   }
 
   /// The published meta, or nil while a publish is in progress (or was cut short).
@@ -826,13 +837,11 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
   func pinLatest() throws -> DecodedMeta {
     try local.withLock { l in
       while true {
-        let newest: DecodedMeta
-        if let seen = l.lastSeen, isPublished(seen) {
-          newest = seen
-        } else {
-          newest = latestDecoded()
-          l.lastSeen = newest
+        if l.lastSeen == nil || !isPublished(slot: l.seenSlot, sequence: l.seenSequence) {
+          let fresh = latestDecoded()
+          (l.lastSeen, l.seenSlot, l.seenSequence) = (fresh, fresh.slot, fresh.sequence)
         }
+        guard let newest = l.lastSeen else { continue }  // Set just above when it was nil.
         let v = newest.meta.version
         if l.pins.retain(v) { return newest }
         // A free reader slot: claim it, publish the version, then check it is still the
