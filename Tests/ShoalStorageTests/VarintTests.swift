@@ -71,4 +71,41 @@ import Testing
     for value in Self.samples { #expect(reader.varint() == value) }
     #expect(reader.atEnd && reader.varint() == nil)
   }
+
+  /// The word-at-a-time read agrees with the byte loop on every varint length, at every
+  /// distance from the buffer's end, under every limit: the value, the position after it,
+  /// and nil for what the loop rejects.
+  @Test func theWordReadAgreesWithTheByteLoop() {
+    var rng = SystemRandomNumberGenerator()
+    var values: [UInt64] = [0, 0x7F, 0x80, 0x3FFF, 0x4000, (1 << 56) - 1, 1 << 56, (1 << 63) - 1, .max]
+    for bits in 1...64 { values.append(UInt64.random(in: 0...(UInt64.max >> UInt64(64 - bits)), using: &rng)) }
+    for value in values {
+      var encoded: [UInt8] = []
+      Varint.append(value, to: &encoded)
+      for padding in 0...9 {
+        // Bytes after the varint: some with their high bit set, which must not be read.
+        let tail = (0..<padding).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        for lead in [0, 3] {
+          let bytes = [UInt8](repeating: 0x05, count: lead) + encoded + tail
+          for limit in 1...11 {
+            bytes.withUnsafeBytes { buffer in
+              var wordPosition = lead
+              var bytePosition = lead
+              let word = Varint.readLong(buffer, at: &wordPosition, limit: limit)
+              let byte = Varint.readBytewise(buffer, at: &bytePosition, limit: limit)
+              #expect(
+                word == byte && wordPosition == bytePosition, "value \(value), padding \(padding), limit \(limit)")
+              if limit >= encoded.count { #expect(word == value && wordPosition == lead + encoded.count) }
+            }
+          }
+        }
+      }
+    }
+    // Eight continuation bytes and more: the byte loop's answer.
+    let unterminated = [UInt8](repeating: 0xFF, count: 12)
+    unterminated.withUnsafeBytes { buffer in
+      var position = 0
+      #expect(Varint.readLong(buffer, at: &position, limit: 10) == nil)
+    }
+  }
 }

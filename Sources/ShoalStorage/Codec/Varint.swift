@@ -57,7 +57,37 @@ public enum Varint {
   }
 
   /// `read` for any varint, the long ones being what it leaves to this.
+  ///
+  /// One of up to 8 bytes with 8 bytes to read at `position` (a block pointer's fields, the
+  /// free-space list's offsets and lengths: most of what comes here) is read as one word:
+  /// the first byte without its high bit ends it, and its 7-bit groups are gathered in
+  /// three shift-and-mask steps. Anything else takes the byte loop (`readBytewise`).
   @usableFromInline package static func readLong(
+    _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int
+  ) -> UInt64? {
+    if let base = buffer.baseAddress, position >= 0, buffer.count - position >= 8 {
+      let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+      // A bit at 7 mod 8 for each byte that ends a varint (its high bit clear).
+      let ends = ~word & 0x8080_8080_8080_8080
+      if ends != 0 {
+        let length = (ends.trailingZeroBitCount + 1) / 8
+        if length <= limit {
+          // The varint's bytes without their high bits, then their 7-bit groups side by side.
+          var x = word & (UInt64.max >> UInt64(64 - 8 * length)) & 0x7F7F_7F7F_7F7F_7F7F
+          x = ((x & 0x7F00_7F00_7F00_7F00) >> 1) | (x & 0x007F_007F_007F_007F)
+          x = ((x & 0x3FFF_0000_3FFF_0000) >> 2) | (x & 0x0000_3FFF_0000_3FFF)
+          x = ((x & 0x0FFF_FFFF_0000_0000) >> 4) | (x & 0x0000_0000_0FFF_FFFF)
+          position &+= length
+          return x
+        }
+      }
+    }
+    return readBytewise(buffer, at: &position, limit: limit)
+  }
+
+  /// `read`, a byte at a time: varints near the end of the buffer, of 9 or 10 bytes, or
+  /// longer than `limit` (nil then).
+  static func readBytewise(
     _ buffer: UnsafeRawBufferPointer, at position: inout Int, limit: Int
   ) -> UInt64? {
     guard let base = buffer.baseAddress, position >= 0, position < buffer.count, limit > 0 else { return nil }
