@@ -261,6 +261,48 @@ extension SpaceTests {
   }
 }
 
+extension SpaceTests {
+  /// Commits that alternate between two keyspaces, one whose root and upper branches are
+  /// large (keys of 1,000 bytes) and one whose root is a small leaf, pack several times more
+  /// bytes one time than the next: the run each commit reserves holds its successor's blocks
+  /// either way, so the record is not a stretch of its own. With the run sized after the last
+  /// commit alone, every commit after a small one wrote four stretches.
+  @Test func runsHoldTheLargerOfAlternatingCommits() throws {
+    let file = StretchCountingFile()
+    let store = try Store(file: file, options: StoreOptions(durability: .full))
+    func key(_ i: Int) -> [UInt8] { Array(String(format: "%06d", i).utf8) + [UInt8](repeating: 7, count: 994) }
+    try store.write { txn in
+      var i = 0
+      try txn.bulkLoad("large", tracksChanges: true) {
+        defer { i += 1 }
+        return i < 2000 ? (key(i), textValue(i, length: 20)) : nil
+      }
+      try txn.createKeyspace("small")
+      for k in 0..<5 { try txn.put(textValue(k, length: 20), forKey: [UInt8(k)], in: "small") }
+    }
+    var rng = SplitMix64(seed: 5)
+    let before = file.stretchesPerSync.count
+    for round in 0..<60 {
+      try store.write { txn in
+        if round % 2 == 0 {
+          try txn.put(textValue(round, length: 20), forKey: key(Int.random(in: 0..<2000, using: &rng)), in: "large")
+        } else {
+          try txn.put(textValue(round, length: 20), forKey: [UInt8(round % 5)], in: "small")
+        }
+      }
+    }
+    let stretches = Array(file.stretchesPerSync[before...])
+    #expect(stretches.count == 60)
+    let anchors = stretches.indices.filter { ($0 + 2) % Int(FileLayout.anchorInterval) == 0 || $0 == 0 }
+    let largeOnes = stretches.indices.filter { !anchors.contains($0) && $0 % 2 == 0 }
+    let smallOnes = stretches.indices.filter { !anchors.contains($0) && $0 % 2 == 1 }
+    // A large commit: its leaf, its lowest branch, and the run; a small one: the run alone.
+    #expect(largeOnes.allSatisfy { stretches[$0] <= 3 }, "stretches per commit: \(stretches)")
+    #expect(smallOnes.allSatisfy { stretches[$0] <= 1 }, "stretches per commit: \(stretches)")
+    #expect(store.verify().isOK)
+  }
+}
+
 /// `FreeSpace.nextFreeListEstimate`, which sizes the run a commit reserves for its successor,
 /// against the list the successor then stores, over the whole life of delta chains: commits that
 /// free, reuse and promote the same number of extents each, the way a stream of one-key commits

@@ -46,6 +46,10 @@ public final class Store: Sendable {
     /// Bytes of blocks the last commit of this process packed into runs: the size of the next commit's
     /// first run (see `CommitWriter.allocate`).
     var lastCommitBytes: UInt64 = 0
+    /// The most bytes of tree blocks (the free list aside) recent commits of this process
+    /// packed, decaying by an eighth a commit: what a reservation for the next commit is sized
+    /// after (see `CommitWriter.reserveNext`).
+    var packedPeak: UInt64 = 0
     /// The data file's size as last seen or made by this process (0: not looked yet). A lower
     /// bound: the file only grows while it is in use (a compaction replaces it).
     var physicalSize: UInt64 = 0
@@ -443,11 +447,12 @@ public final class Store: Sendable {
   /// Records a commit whose blocks and record are written as the head, the version the next
   /// writer builds on (the writer lock is held). It is neither durable nor published yet: see
   /// `complete(_:)`.
-  func recordWritten(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64) {
+  func recordWritten(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64, treeBytes: UInt64) {
     state.withLock { s in
       s.freeSpace = freeSpace
       s.freeSpaceVersion = meta.version
       s.lastCommitBytes = blockBytes
+      s.packedPeak = max(treeBytes, s.packedPeak - s.packedPeak / 8)
     }
     coordinator.setHead(meta)
   }
@@ -567,6 +572,9 @@ public final class Store: Sendable {
 
   /// Bytes of blocks the last commit of this process packed into runs.
   var lastCommitBytes: UInt64 { state.withLock { $0.lastCommitBytes } }
+
+  /// The most bytes of tree blocks recent commits of this process packed (decaying).
+  var packedPeak: UInt64 { state.withLock { $0.packedPeak } }
 
   /// Zero-fills a stretch of the file past `end` (1/16 of it, 16 KiB to 4 MiB) when a commit
   /// with durability `full` has written past the file's end. Growing a file makes its sync

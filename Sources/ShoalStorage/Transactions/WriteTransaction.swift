@@ -514,7 +514,8 @@ public final class WriteTransaction {
       throw error
     }
     if let pinned { beforePublish(pinned) }
-    store.recordWritten(meta, freeSpace: freeSpace, blockBytes: writer.packedBytes)
+    store.recordWritten(
+      meta, freeSpace: freeSpace, blockBytes: writer.packedBytes, treeBytes: writer.packedBeforeFreeList)
     store.blocks.cache.remove(freedBlocks)
     if started != 0 {
       let changed = states.filter(\.modified)
@@ -575,6 +576,9 @@ struct CommitWriter {
   private var nextRunSize: UInt64
   /// Bytes of blocks packed into runs so far.
   private(set) var packedBytes: UInt64 = 0
+  /// `packedBytes` when the successor's run was reserved: the tree blocks, the free list aside
+  /// (0 when none was).
+  private(set) var packedBeforeFreeList: UInt64 = 0
   /// This commit's block key and numbering, for an encrypted file (made at its first block).
   private var sealer: FileSeal.BlockSealer?
   /// Leaves encoded and compressed ahead of being placed, on several cores (see `precode`).
@@ -619,16 +623,24 @@ struct CommitWriter {
     }
   }
 
-  /// Reserves the place of the next commit's record and first run, sized after this
-  /// commit's packed blocks; nothing after a bulk load or a large commit (the next commit
-  /// then writes an anchor instead).
+  /// Reserves the place of the next commit's record and first run, sized after the most
+  /// that this and recent commits packed (`Store.packedPeak`: commits that change keys in
+  /// different parts of a tree pack branches of different sizes, and a run sized after the
+  /// smaller misses the larger, whose record is then a stretch of the file of its own);
+  /// nothing after a bulk load or a large commit (the next commit then writes an anchor
+  /// instead).
   mutating func reserveNext(_ space: inout FreeSpace, bulk: Bool) -> (offset: UInt64, length: UInt32) {
     guard !bulk, packedBytes <= CommitWriter.maximumReservation else { return (0, 0) }
+    packedBeforeFreeList = packedBytes
     let freeList =
       UInt64(
         space.nextFreeListEstimate(
           version: version, overhead: store.seal == nil ? 0 : FileSeal.blockOverhead)) + 256
-    let wanted = FileLayout.recordSize + packedBytes + packedBytes / 8 + freeList
+    // At most four times this commit's and four pages: one large commit among small ones
+    // does not make the next ones reserve (and perhaps grow the file by) much more than they
+    // use.
+    let tree = max(packedBytes, min(store.packedPeak, 4 * packedBytes + 4 * CommitWriter.page))
+    let wanted = FileLayout.recordSize + tree + tree / 8 + freeList
     // Granules, not pages: a window of whole free pages is rarer than one of the bytes needed,
     // and the run is one stretch of the file either way.
     let length = FileLayout.roundUp(min(wanted, CommitWriter.maximumReservation))
