@@ -1,5 +1,3 @@
-import Dispatch
-import Synchronization
 import Testing
 
 @testable import ShoalStorage
@@ -46,31 +44,6 @@ import Testing
     // A wrong claimed length never decodes.
     let good = Array(block[..<count])
     #expect(good.withUnsafeBytes { BlockCodec.decode($0, codec: .lz4, rawLength: text.count + 1) } == nil)
-  }
-
-  /// Compression reuses one LZ4 state a thread: each block still decodes on its own (none
-  /// refers to the one compressed before it, even with the same bytes), past the point
-  /// (about 15,000 blocks of 8 KiB on one thread) where LZ4 clears the reused state's table,
-  /// and on several threads at once.
-  @Test func reusedCompressionStatesMakeIndependentBlocks() {
-    @Sendable func text(_ i: Int) -> [UInt8] {
-      Array(String(repeating: "block \(i % 7) of the commit ", count: 300).utf8.prefix(8192))
-    }
-    @Sendable func roundTrips(_ input: [UInt8]) -> Bool {
-      let (codec, block, count) = BlockCodec.encode(input, granule: 128)
-      guard codec == .lz4 else { return false }
-      return Array(block[..<count]).withUnsafeBytes {
-        BlockCodec.decode($0, codec: .lz4, rawLength: input.count)
-      } == input
-    }
-    var failures = 0
-    for i in 0..<20_000 where !roundTrips(text(i)) { failures += 1 }
-    #expect(failures == 0)
-    let threadFailures = Atomic<Int>(0)
-    DispatchQueue.concurrentPerform(iterations: 8) { t in
-      for i in 0..<500 where !roundTrips(text(i &* 31 &+ t)) { threadFailures.add(1, ordering: .relaxed) }
-    }
-    #expect(threadFailures.load(ordering: .relaxed) == 0)
   }
 
   /// Calls `check` with `trials` damaged copies of `bytes`: a byte changed, the end cut off,

@@ -1,5 +1,4 @@
 import CLZ4
-import Glibc
 
 /// How a block's bytes are stored on disk.
 package enum BlockCodecKind: UInt8, Sendable, CustomStringConvertible {
@@ -56,7 +55,10 @@ enum BlockCodec {
     var written: Int32 = 0
     let output = [UInt8](unsafeUninitializedCapacity: padded(bound)) { dst, count in
       written = source.withUnsafeBytes { src in
-        compress(src, into: UnsafeMutableRawBufferPointer(dst))
+        LZ4_compress_fast(
+          src.baseAddress?.assumingMemoryBound(to: CChar.self),
+          UnsafeMutableRawPointer(dst.baseAddress)?.assumingMemoryBound(to: CChar.self),
+          Int32(source.count), Int32(bound), 1)
       }
       let stored = max(0, Int(written))
       let end = padded(stored)
@@ -66,24 +68,6 @@ enum BlockCodec {
     // Keep the compressed form only when it saves at least an eighth.
     guard written > 0, Int(written) <= input.count - input.count / 8 else { return raw() }
     return (packed == nil ? .lz4 : .lz4Node, output, Int(written))
-  }
-
-  /// LZ4 of `source` into `destination` (at least `LZ4_compressBound` bytes), as one
-  /// independent block: the byte count written, 0 when it did not fit.
-  ///
-  /// Uses this thread's compression state, reset the cheap way (`LZ4_resetStream_fast`)
-  /// rather than cleared: `LZ4_compress_fast` clears a 16 KiB state on every call, which took
-  /// a quarter of the compression's time on the blocks a small commit writes.
-  static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int32 {
-    let src = source.baseAddress?.assumingMemoryBound(to: CChar.self)
-    let dst = destination.baseAddress?.assumingMemoryBound(to: CChar.self)
-    guard let state = LZ4State.current() else {
-      return LZ4_compress_default(src, dst, Int32(source.count), Int32(destination.count))
-    }
-    // A stream without a dictionary compresses its next block on its own: the block decodes
-    // with `LZ4_decompress_safe`, as any other.
-    LZ4_resetStream_fast(state)
-    return LZ4_compress_fast_continue(state, src, dst, Int32(source.count), Int32(destination.count), 1)
   }
 
   /// The packed form of an encoded node (`DirtyNode.encode`, `NodeImage`): its header, the
@@ -294,31 +278,5 @@ enum BlockCodec {
       ok = true
     }
     return ok ? out : nil
-  }
-}
-
-/// One LZ4 compression state a thread, made on the thread's first compression and freed when
-/// the thread ends.
-private enum LZ4State {
-  /// The thread-specific key; its destructor frees a thread's state.
-  static let key: pthread_key_t? = {
-    var key = pthread_key_t()
-    let made = pthread_key_create(&key) { state in
-      LZ4_freeStream(state?.assumingMemoryBound(to: LZ4_stream_t.self))
-    }
-    return made == 0 ? key : nil
-  }()
-
-  /// This thread's state; nil when the system could not give one (the caller compresses
-  /// without it then).
-  static func current() -> UnsafeMutablePointer<LZ4_stream_t>? {
-    guard let key else { return nil }
-    if let state = pthread_getspecific(key) { return state.assumingMemoryBound(to: LZ4_stream_t.self) }
-    guard let state = LZ4_createStream() else { return nil }
-    guard pthread_setspecific(key, state) == 0 else {
-      LZ4_freeStream(state)
-      return nil
-    }
-    return state
   }
 }

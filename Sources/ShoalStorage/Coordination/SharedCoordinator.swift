@@ -161,9 +161,10 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
     /// The meta the last pin found: while still the published one, the next pin needs no
     /// other lock.
     var lastSeen: DecodedMeta?
-    /// `lastSeen`'s meta slot and sequence number, copied out so that checking it is still
-    /// the published one touches no reference count (two atomic operations a snapshot).
+    /// `lastSeen`'s meta slot, copied out so that checking it is still the published one
+    /// touches no reference count (two atomic operations a snapshot).
     var seenSlot = UInt64.max
+    /// `lastSeen`'s sequence number, copied out as `seenSlot` is.
     var seenSequence = UInt64.max
     var reclaimed = 0
   }
@@ -706,14 +707,14 @@ final class SharedCoordinator: Coordinator, @unchecked Sendable {  // Mapped mem
 
   /// Whether `decoded` is still the published meta: the current slot and its sequence are
   /// those it was read under.
-  /// Sequentially consistent (a plain load on x86): after claiming a reader slot, this is the
-  /// second look at the newest version, which must not move before the slot's store.
   private func isPublished(_ decoded: DecodedMeta) -> Bool {
     isPublished(slot: decoded.slot, sequence: decoded.sequence)
   }
 
   /// Whether the meta that was published in meta slot `slot` with sequence number `sequence`
   /// is still the published one.
+  /// Sequentially consistent (a plain load on x86): after claiming a reader slot, this is the
+  /// second look at the newest version, which must not move before the slot's store.
   @inline(__always)
   private func isPublished(slot decodedSlot: UInt64, sequence: UInt64) -> Bool {
     let current = word(SharedCoordinator.offsetCurrentSlot).load(ordering: .sequentiallyConsistent) & 1

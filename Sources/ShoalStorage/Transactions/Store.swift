@@ -446,7 +446,9 @@ public final class Store: Sendable {
 
   /// Records a commit whose blocks and record are written as the head, the version the next
   /// writer builds on (the writer lock is held). It is neither durable nor published yet: see
-  /// `complete(_:)`.
+  /// `complete(_:)`. `blockBytes` is what the commit packed into runs, `treeBytes` the part of
+  /// it before its free list (0 when it reserved no run for its successor), which the next
+  /// reservations are sized after (`packedPeak`).
   func recordWritten(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64, treeBytes: UInt64) {
     state.withLock { s in
       s.freeSpace = freeSpace
