@@ -226,23 +226,39 @@ final class StretchCountingFile: StorageFile, @unchecked Sendable {  // Used by 
 }
 
 extension SpaceTests {
+  /// Key `i` of `storeOfLongKeys`: 1,000 bytes, about eight to a node.
+  static func longKey(_ i: Int) -> [UInt8] {
+    Array(String(format: "%06d", i).utf8) + [UInt8](repeating: 7, count: 994)
+  }
+
+  /// A durable store on a `StretchCountingFile` whose keyspace `name` holds 2,000 long keys
+  /// (`longKey`), bulk-loaded (four levels) in version 1, where `alsoInVersion1` runs too.
+  static func storeOfLongKeys(
+    in name: String, alsoInVersion1: (WriteTransaction) throws -> Void = { _ in }
+  ) throws -> (StretchCountingFile, Store) {
+    let file = StretchCountingFile()
+    let store = try Store(file: file, options: StoreOptions(durability: .full))
+    try store.write { txn in
+      var i = 0
+      try txn.bulkLoad(name, tracksChanges: true) {
+        defer { i += 1 }
+        return i < 2000 ? (longKey(i), textValue(i, length: 20)) : nil
+      }
+      try alsoInVersion1(txn)
+    }
+    return (file, store)
+  }
+}
+
+extension SpaceTests {
   /// A one-key commit into a tree with two branch levels below its root writes the leaf, the
   /// lowest branch, and one run holding its commit record and everything rewritten every few
   /// commits (the root, the branches above the lowest level, the catalog, the history, the
   /// free list): three stretches, however the changed keys fall. An anchor also writes a meta
   /// slot, a fourth.
   @Test func aOneKeyCommitWritesThreeStretchesOfTheFile() throws {
-    let file = StretchCountingFile()
-    let store = try Store(file: file, options: StoreOptions(durability: .full))
-    // Keys of 1,000 bytes: about eight per node, so 2,000 of them make four levels.
-    func key(_ i: Int) -> [UInt8] { Array(String(format: "%06d", i).utf8) + [UInt8](repeating: 7, count: 994) }
-    try store.write { txn in
-      var i = 0
-      try txn.bulkLoad("k", tracksChanges: true) {
-        defer { i += 1 }
-        return i < 2000 ? (key(i), textValue(i, length: 20)) : nil
-      }
-    }
+    let (file, store) = try SpaceTests.storeOfLongKeys(in: "k")
+    let key = SpaceTests.longKey
     #expect(store.info().branchNodes > 40)
     var rng = SplitMix64(seed: 3)
     let before = file.stretchesPerSync.count
@@ -268,18 +284,11 @@ extension SpaceTests {
   /// either way, so the record is not a stretch of its own. With the run sized after the last
   /// commit alone, every commit after a small one wrote four stretches.
   @Test func runsHoldTheLargerOfAlternatingCommits() throws {
-    let file = StretchCountingFile()
-    let store = try Store(file: file, options: StoreOptions(durability: .full))
-    func key(_ i: Int) -> [UInt8] { Array(String(format: "%06d", i).utf8) + [UInt8](repeating: 7, count: 994) }
-    try store.write { txn in
-      var i = 0
-      try txn.bulkLoad("large", tracksChanges: true) {
-        defer { i += 1 }
-        return i < 2000 ? (key(i), textValue(i, length: 20)) : nil
-      }
+    let (file, store) = try SpaceTests.storeOfLongKeys(in: "large") { txn in
       try txn.createKeyspace("small")
       for k in 0..<5 { try txn.put(textValue(k, length: 20), forKey: [UInt8(k)], in: "small") }
     }
+    let key = SpaceTests.longKey
     var rng = SplitMix64(seed: 5)
     let before = file.stretchesPerSync.count
     for round in 0..<60 {

@@ -4,11 +4,11 @@
 /// A transaction that fills an empty keyspace with keys in random order (an import) would
 /// otherwise insert each key into a growing tree: a descent, a search and an insertion into a
 /// node in random places, and splits that leave nodes two-thirds full. (Keys in ascending order
-/// are cheap appends either way.) Hashing the key instead
-/// costs a fraction of that, and the tree is built once, from the sorted entries, with nodes
-/// filled evenly (`fill`). Point reads, puts and deletes use the table; the first ordered read
-/// (a cursor, a count of a range) or the commit builds the tree (`WriteTransaction.settle`), and
-/// the keyspace's later puts go to the tree.
+/// are cheap appends either way.) Hashing the key instead costs a fraction of that, and the
+/// tree is built once, from the sorted entries, with nodes filled evenly (`fill`). Point reads,
+/// puts and deletes use the table; the first ordered read (a cursor, a count of a range) or the
+/// commit builds the tree (`WriteTransaction.settle`), and the keyspace's later puts go to the
+/// tree.
 ///
 /// Entries sit in arrays in the order they were first put; the table maps a key's hash to its
 /// index there. What an entry needs in the tree (its key's 8-byte prefix, its encoded size) is

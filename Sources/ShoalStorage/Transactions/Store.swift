@@ -448,7 +448,7 @@ public final class Store: Sendable {
   /// writer builds on (the writer lock is held). It is neither durable nor published yet: see
   /// `complete(_:)`. `blockBytes` is what the commit packed into runs, `treeBytes` the part of
   /// it before its free list (0 when it reserved no run for its successor), which the next
-  /// reservations are sized after (`packedPeak`).
+  /// reservations are sized after (`packedHistory`).
   func recordWritten(_ meta: Meta, freeSpace: FreeSpace, blockBytes: UInt64, treeBytes: UInt64) {
     state.withLock { s in
       s.freeSpace = freeSpace
@@ -572,11 +572,9 @@ public final class Store: Sendable {
   /// The writer's copy of the free space between commits (nil while a writer holds it).
   var cachedFreeSpace: FreeSpace? { state.withLock { $0.freeSpace } }
 
-  /// Bytes of blocks the last commit of this process packed into runs.
-  var lastCommitBytes: UInt64 { state.withLock { $0.lastCommitBytes } }
-
-  /// The most bytes of tree blocks recent commits of this process packed (decaying).
-  var packedPeak: UInt64 { state.withLock { $0.packedPeak } }
+  /// What this process's commits packed into runs, read under one lock: the last commit's
+  /// bytes, and the decaying peak of recent commits' tree blocks (see `recordWritten`).
+  var packedHistory: (lastCommit: UInt64, peak: UInt64) { state.withLock { ($0.lastCommitBytes, $0.packedPeak) } }
 
   /// Zero-fills a stretch of the file past `end` (1/16 of it, 16 KiB to 4 MiB) when a commit
   /// with durability `full` has written past the file's end. Growing a file makes its sync

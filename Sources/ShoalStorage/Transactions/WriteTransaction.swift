@@ -579,6 +579,8 @@ struct CommitWriter {
   /// `packedBytes` when the successor's run was reserved: the tree blocks, the free list aside
   /// (0 when none was).
   private(set) var packedBeforeFreeList: UInt64 = 0
+  /// The most tree blocks recent commits of this process packed (`Store.packedHistory`).
+  private let packedPeak: UInt64
   /// This commit's block key and numbering, for an encrypted file (made at its first block).
   private var sealer: FileSeal.BlockSealer?
   /// Leaves encoded and compressed ahead of being placed, on several cores (see `precode`).
@@ -617,14 +619,16 @@ struct CommitWriter {
     self.store = store
     self.version = base.version + 1
     // An eighth more than last time, for the tree and the free list growing a little.
-    nextRunSize = CommitWriter.pages(min(store.lastCommitBytes + store.lastCommitBytes / 8, 1 << 20))
+    let (lastCommit, peak) = store.packedHistory
+    nextRunSize = CommitWriter.pages(min(lastCommit + lastCommit / 8, 1 << 20))
+    packedPeak = peak
     if base.next != 0 {
       run = (base.next + FileLayout.recordSize, base.next + UInt64(base.nextLength))
     }
   }
 
   /// Reserves the place of the next commit's record and first run, sized after the most
-  /// that this and recent commits packed (`Store.packedPeak`: commits that change keys in
+  /// that this and recent commits packed (`packedPeak`: commits that change keys in
   /// different parts of a tree pack branches of different sizes, and a run sized after the
   /// smaller misses the larger, whose record is then a stretch of the file of its own);
   /// nothing after a bulk load or a large commit (the next commit then writes an anchor
@@ -639,7 +643,7 @@ struct CommitWriter {
     // At most four times this commit's and four pages: one large commit among small ones
     // does not make the next ones reserve (and perhaps grow the file by) much more than they
     // use.
-    let tree = max(packedBytes, min(store.packedPeak, 4 * packedBytes + 4 * CommitWriter.page))
+    let tree = max(packedBytes, min(packedPeak, 4 * packedBytes + 4 * CommitWriter.page))
     let wanted = FileLayout.recordSize + tree + tree / 8 + freeList
     // Granules, not pages: a window of whole free pages is rarer than one of the bytes needed,
     // and the run is one stretch of the file either way.
