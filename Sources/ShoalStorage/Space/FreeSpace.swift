@@ -160,17 +160,22 @@ struct FreeSpace {
   /// Makes every extent freed at or before `horizon` allocatable.
   mutating func promote(horizon: UInt64) {
     guard pending.contains(where: { $0.freedAt <= horizon }) else { return }
-    var keep: [Extent] = []
-    for e in pending {
+    // In place, in order: the extents kept slide down over those promoted. Every writer runs
+    // this at each commit, over a list that holds the freed commit records until their anchor
+    // interval passes (a hundred extents or more).
+    var kept = 0
+    for i in pending.indices {
+      let e = pending[i]
       if e.freedAt <= horizon {
         log(.removePending(e))
+        pendingEncodedSize -= FreeSpace.encodedSize(of: e)
         addAvailable(e.offset, e.length)
       } else {
-        keep.append(e)
+        pending[kept] = e
+        kept += 1
       }
     }
-    pending = keep
-    pendingEncodedSize = keep.reduce(0) { $0 + FreeSpace.encodedSize(of: $1) }
+    pending.removeLast(pending.count - kept)
     // Space at the very end is handed back to the end of the file.
     while let start = availableEnds[fileEnd] {
       removeAvailable(start, fileEnd - start)
@@ -470,7 +475,8 @@ struct FreeSpace {
         if tag == 2 {
           addPending(e, logged: false)
         } else {
-          guard let i = pending.lastIndex(of: e) else { return false }
+          // Promotions remove the oldest extents, at the front.
+          guard let i = pending.firstIndex(of: e) else { return false }
           pending.remove(at: i)
           pendingEncodedSize -= FreeSpace.encodedSize(of: e)
         }
