@@ -17,7 +17,8 @@
 # export does not hold to $SHOAL_BENCH_DIR/results: file sizes (filesize-<engine>.txt after the
 # bulk loads, filesize-objects-<shoal|grdb>.txt after the object inserts, GRDB's WAL
 # checkpointed first), the interleaved durable commits' times per iteration
-# (durable-interleaved.txt), the object reads on the encrypted and the plain file interleaved
+# (durable-interleaved.txt), the contended commits' (contended-interleaved[-loaded].txt: the
+# engines' writer processes in turn), the object reads on the encrypted and the plain file interleaved
 # (objects-encryption-interleaved.txt) and the notification benchmarks' counts (notify-*.txt).
 set -euo pipefail
 

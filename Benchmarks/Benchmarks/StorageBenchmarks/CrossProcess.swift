@@ -19,14 +19,19 @@
 //                              gets the CPU back, so it is mostly "before"; bench-table prints
 //                              how often.) LMDB and SQLite cannot notify another process at
 //                              all, so they have no such benchmark.
-//   contended-commits 4x250 / E  4 bench-peer processes, started on one `go` line, each make
-//                              250 durable single-entry commits to one fresh database at the
-//                              same time (Shoal .full, LMDB default sync, SQLite WAL with
-//                              synchronous=FULL and a busy timeout); time until the last is done.
-//   contended-commits-loaded 4x250 / E  the same with 3 `bench-peer spin` processes (busy
-//                              loops at nice 10, started in setup and stopped in teardown, the
-//                              same for every engine) beside the writers: what other CPU load
-//                              does to writers that wait for each other.
+//   contended-commits-interleaved 4x250  per engine, 4 bench-peer processes, started on one
+//                              `go` line, each make 250 durable single-entry commits to one
+//                              fresh database at the same time (Shoal .full, LMDB default sync,
+//                              SQLite WAL with synchronous=FULL and a busy timeout); time until
+//                              the last is done. The engines take turns within each iteration
+//                              (their order rotating), and each iteration appends
+//                              "<engine>=<nanoseconds> …" to results/contended-interleaved.txt,
+//                              which bench-table summarises.
+//   contended-commits-interleaved-loaded 4x250  the same with 3 `bench-peer spin` processes
+//                              (busy loops at nice 10, started in setup and stopped in teardown,
+//                              running through every engine's turn) beside the writers: what
+//                              other CPU load does to writers that wait for each other
+//                              (results/contended-interleaved-loaded.txt).
 //
 // bench-peer is found next to this executable (bench.sh builds it) or at $SHOAL_BENCH_PEER
 // (see `Peer` in Sources/BenchEngines/PeerProcess.swift). Peers are stopped in teardown, on any
@@ -232,18 +237,29 @@ func notifyLatencyBenchmark() {
 
 // MARK: - Contended commits
 
-final class ContentionSession {
+/// One engine's side of the contention benchmark: its database and its writer processes.
+final class ContendedEngine {
+  let kind: EngineKind
+  let directory: String
   var peers: [Peer] = []
-  /// The busy loops of the loaded variant.
-  var spinners: [Peer] = []
-  var directory: String?
-  var round = 0
   /// What `Engine.scan()` must return once every round so far is committed.
   var expectedScan = 0
 
+  init(kind: EngineKind, directory: String) {
+    self.kind = kind
+    self.directory = directory
+  }
+}
+
+final class ContentionSession {
+  var engines: [ContendedEngine] = []
+  /// The busy loops of the loaded variant.
+  var spinners: [Peer] = []
+  var round = 0
+
   func stopPeers() {
-    stopAll(peers + spinners)
-    peers = []
+    stopAll(engines.flatMap(\.peers) + spinners)
+    for engine in engines { engine.peers = [] }
     spinners = []
   }
 }
@@ -251,59 +267,94 @@ final class ContentionSession {
 /// How many busy loops the loaded variant runs beside the writers.
 let busyLoops = 3
 
-func contendedCommitBenchmark(_ kind: EngineKind, loaded: Bool = false) {
+/// Where the contention benchmark appends one line per iteration,
+/// "<engine>=<nanoseconds for the round of all its writers> …".
+func contendedResultPath(loaded: Bool) -> String {
+  benchRoot + "/results/contended-interleaved\(loaded ? "-loaded" : "").txt"
+}
+
+/// Every engine's writers, in turn: an iteration runs one round of `writerProcesses` ×
+/// `commitsPerWriter` durable commits on each engine's database, the engines' order rotating
+/// each iteration. Measured one engine after the other, minutes apart, the machine's drift
+/// (twice the throughput from one quarter of an hour to the next, for every engine alike)
+/// landed on their ratio; interleaved, every engine meets the same machine.
+func contendedCommitBenchmark(loaded: Bool = false) {
   let session = ContentionSession()
   let writers = CrossProcessShape.writerProcesses
   let count = CrossProcessShape.commitsPerWriter
-  let name = "contended-commits\(loaded ? "-loaded" : "") \(writers)x\(count) / \(kind.rawValue)"
+  let name = "contended-commits-interleaved\(loaded ? "-loaded" : "") \(writers)x\(count)"
   Benchmark(
     name,
     configuration: .init(
-      metrics: [.wallClock, .throughput],
-      warmupIterations: 1, maxDuration: .seconds(8), maxIterations: 5)
+      metrics: [.wallClock], warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 7)
   ) { benchmark in
     do {
-      guard session.peers.count == writers else { throw BenchError("the writers are not running") }
       let round = session.round
       session.round += 1
+      var nanoseconds = [UInt64](repeating: 0, count: session.engines.count)
       benchmark.startMeasurement()
-      for peer in session.peers { try peer.send("go \(round)") }
-      for peer in session.peers {
-        let done = try peer.expect("done", timeout: 300)
-        guard done.count == 3, Int(done[1]) == count else { throw BenchError("\(peer.name): bad answer \(done)") }
+      for step in session.engines.indices {
+        let e = (round + step) % session.engines.count
+        let side = session.engines[e]
+        guard side.peers.count == writers else { throw BenchError("the \(side.kind.rawValue) writers are not running") }
+        // What the previous engine left for the disk to write back is not this one's cost.
+        settleDisk()
+        let start = DispatchTime.now().uptimeNanoseconds
+        for peer in side.peers { try peer.send("go \(round)") }
+        for peer in side.peers {
+          let done = try peer.expect("done", timeout: 300)
+          guard done.count == 3, Int(done[1]) == count else { throw BenchError("\(peer.name): bad answer \(done)") }
+        }
+        nanoseconds[e] = DispatchTime.now().uptimeNanoseconds - start
       }
       benchmark.stopMeasurement()
-      // Every commit of every round landed, and nothing else: the database holds exactly them.
+      // Every commit of every round landed, and nothing else: each database holds exactly them.
       // (Checked here, not in teardown: a failing teardown stops the whole run.)
-      for writer in 0..<writers {
-        for j in 0..<count {
-          let i = contentionEntryIndex(round: round, writer: writer, commit: j)
-          let (key, value) = (benchKey(i), benchValue(i))
-          session.expectedScan &+= key.count &+ Int(key[0]) &+ value.count &+ Int(value[0])
+      for side in session.engines {
+        for writer in 0..<writers {
+          for j in 0..<count {
+            let i = contentionEntryIndex(round: round, writer: writer, commit: j)
+            let (key, value) = (benchKey(i), benchValue(i))
+            side.expectedScan &+= key.count &+ Int(key[0]) &+ value.count &+ Int(value[0])
+          }
+        }
+        let engine = try openEngine(side.kind, in: side.directory)
+        defer { engine.close() }
+        guard try engine.scan() == side.expectedScan else {
+          throw BenchError(
+            "after round \(round), the \(side.kind.rawValue) database does not hold exactly the commits made")
         }
       }
-      guard let directory = session.directory else { throw BenchError("no database") }
-      let engine = try openEngine(kind, in: directory)
-      defer { engine.close() }
-      guard try engine.scan() == session.expectedScan else {
-        throw BenchError("after round \(round), the database does not hold exactly the commits made")
-      }
+      // The first round is the warm-up iteration.
+      guard round > 0 else { return }
+      let line = zip(session.engines, nanoseconds).map { "\($0.kind.rawValue)=\($1)" }.joined(separator: " ")
+      let path = contendedResultPath(loaded: loaded)
+      if !exists(path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+      let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+      try handle.seekToEnd()
+      try handle.write(contentsOf: Data((line + "\n").utf8))
+      try handle.close()
     } catch {
       session.stopPeers()
       benchmark.error("\(name): \(error)")
     }
   } setup: {
     do {
-      let directory = try freshDirectory(workDirectory("contention-\(kind.rawValue)"))
-      session.directory = directory
-      let engine = try openEngine(kind, in: directory)
-      try engine.prepareForCommits()
-      engine.close()
-      settleDisk()
-      for writer in 0..<writers {
-        session.peers.append(try Peer(["commit", kind.rawValue, directory, "\(writer)", "\(count)"]))
+      try removeTree(contendedResultPath(loaded: loaded))
+      try makeDirectory((contendedResultPath(loaded: loaded) as NSString).deletingLastPathComponent)
+      for kind in EngineKind.peers {
+        let directory = try freshDirectory(workDirectory("contention-\(kind.rawValue)"))
+        let engine = try openEngine(kind, in: directory)
+        try engine.prepareForCommits()
+        engine.close()
+        let side = ContendedEngine(kind: kind, directory: directory)
+        session.engines.append(side)
+        for writer in 0..<writers {
+          side.peers.append(try Peer(["commit", kind.rawValue, directory, "\(writer)", "\(count)"]))
+        }
       }
-      for peer in session.peers { try peer.expect("ready", timeout: 60) }
+      for peer in session.engines.flatMap(\.peers) { try peer.expect("ready", timeout: 60) }
+      settleDisk()
       if loaded {
         session.spinners = try (0..<busyLoops).map { _ in try Peer(["spin"]) }
         for spinner in session.spinners { try spinner.expect("spinning", timeout: 60) }
@@ -314,6 +365,7 @@ func contendedCommitBenchmark(_ kind: EngineKind, loaded: Bool = false) {
     }
   } teardown: {
     session.stopPeers()
-    if let directory = session.directory { try removeTree(directory) }
+    for side in session.engines { try removeTree(side.directory) }
+    session.engines = []
   }
 }

@@ -12,8 +12,8 @@
 //                       (and LMDB's reset/renew variant); see CrossProcess.swift
 //   notify-latency      another process commits, this one is called back (Shoal only: LMDB
 //                       and SQLite cannot notify another process); see CrossProcess.swift
-//   contended-commits   4 processes making durable single-entry commits to one database at
-//                       once; see CrossProcess.swift
+//   contended-commits-interleaved  4 processes making durable single-entry commits to one
+//                       database at once, every engine in turn; see CrossProcess.swift
 //
 // The first four also run on an encrypted Shoal file ("shoal-encrypted", `benchEncryptionKey`),
 // to compare it with the plain one.
@@ -245,9 +245,9 @@ let benchmarks: @Sendable () -> Void = {
   // Encrypted Shoal is compared with plain Shoal on the four workloads above only.
   for kind in EngineKind.peers {
     snapshotBenchmark(kind)
-    contendedCommitBenchmark(kind)
-    contendedCommitBenchmark(kind, loaded: true)
   }
+  contendedCommitBenchmark()
+  contendedCommitBenchmark(loaded: true)
   interleavedCommitBenchmark()
   renewedSnapshotBenchmark()
   notifyLatencyBenchmark()

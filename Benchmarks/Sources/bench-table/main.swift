@@ -6,7 +6,8 @@
 // and percentile, values unscaled — nanoseconds for wall-clock time and for the latency
 // metrics) and the side files the benchmarks wrote to <results-dir> (filesize-<engine>.txt from
 // the bulk loads, filesize-objects-<side>.txt from the object inserts, durable-interleaved.txt
-// from the interleaved durable commits, notify-early-shoal.txt
+// from the interleaved durable commits, contended-interleaved[-loaded].txt from the writer
+// processes of every engine in turn, notify-early-shoal.txt
 // from the notification benchmark, notify-objects-early-shoal.txt and
 // notify-throughput-shoal.txt from the object-notification benchmarks); prints five tables:
 // Shoal's storage engine against LMDB and SQLite, Shoal's object layer against GRDB, encrypted
@@ -111,6 +112,17 @@ func median(_ values: [Double]) -> Double? {
 
 /// An engine's median over the interleaved iterations (nil when there are none).
 func interleavedFigure(_ engine: String) -> Double? { median(interleaved.compactMap { $0[engine] }) }
+
+/// The contention benchmark's iterations, without and with the busy loops
+/// (contended-interleaved[-loaded].txt: a line per iteration, "<engine>=<nanoseconds for the
+/// round of all its writers> …").
+let contendedIterations = interleavedIterations("contended-interleaved.txt")
+let contendedLoadedIterations = interleavedIterations("contended-interleaved-loaded.txt")
+
+/// An engine's median round in `iterations` (nil when there are none).
+func contendedFigure(_ iterations: [[String: Double]], _ engine: String) -> Double? {
+  median(iterations.compactMap { $0[engine] })
+}
 
 /// An object read workload's median pass on one side, interleaved (nil when not measured).
 func encryptionInterleavedFigure(_ workload: String, _ side: String) -> Double? {
@@ -222,8 +234,6 @@ let snapshots = 100_000.0
 let writers = 4
 let commitsPerWriter = 250
 let contendedCommits = Double(writers * commitsPerWriter)
-let contended = "contended-commits \(writers)x\(commitsPerWriter)"
-let contendedLoaded = "contended-commits-loaded \(writers)x\(commitsPerWriter)"
 /// As `busyLoops` in Benchmarks/StorageBenchmarks/CrossProcess.swift.
 let busyLoops = 3
 let notify = "notify-latency / shoal"
@@ -248,12 +258,12 @@ let rows: [Row] = [
     target: "<=1x LMDB, <=1x SQLite", meets: { _, r in r[0].map { $0 <= 1 } == true && r[1].map { $0 <= 1 } == true }),
   Row(
     label: "\(writers) procs x \(commitsPerWriter) durable commits",
-    cells: engines.map { Cell(figure("\(contended) / \($0)")) },
+    cells: engines.map { Cell(contendedFigure(contendedIterations, $0)) },
     show: { rate(contendedCommits / ($0 / 1e9)) },
     target: "<=0.5x SQLite", meets: { _, r in r[1].map { $0 <= 0.5 } == true }),
   Row(
     label: "  the same, \(busyLoops) busy loops beside",
-    cells: engines.map { Cell(figure("\(contendedLoaded) / \($0)")) },
+    cells: engines.map { Cell(contendedFigure(contendedLoadedIterations, $0)) },
     show: { rate(contendedCommits / ($0 / 1e9)) },
     target: "<=1x LMDB, <=0.5x SQLite",
     meets: { _, r in r[0].map { $0 <= 1 } == true && r[1].map { $0 <= 0.5 } == true }),
@@ -603,6 +613,17 @@ func perOperation(
   let counts = sides.map { String(iterations("\(benchmark) / \($0)")) }.joined(separator: "/")
   return "  \(label): \(figures.joined(separator: " / ")) per \(name) (median of \(counts) iterations)"
 }
+/// The per-commit figures of a contention variant and Shoal/SQLite in each iteration (the
+/// engines take turns within an iteration).
+func contendedNote(_ label: String, _ iterations: [[String: Double]]) -> String {
+  "  \(label): "
+    + engines.map { contendedFigure(iterations, $0).map { time($0 / contendedCommits) } ?? "n/a" }
+    .joined(separator: " / ")
+    + " per commit, all writers together (median of \(iterations.count) iterations, the engines in turn); "
+    + "Shoal/SQLite by iteration: "
+    + (iterations.compactMap { i in i["shoal"].flatMap { s in i["sqlite"].map { String(format: "%.2fx", s / $0) } } }
+      .joined(separator: ", "))
+}
 var notes = [
   perOperation("bulk load 1M, one txn", "bulk-load 1M", 1_000_000, "put"),
   perOperation("100k point reads, warm", "point-reads 100k", 100_000, "read"),
@@ -613,12 +634,8 @@ var notes = [
     + " per commit (median of \(interleaved.count) iterations); Shoal/LMDB by iteration: "
     + (interleaved.compactMap { i in i["shoal"].flatMap { s in i["lmdb"].map { String(format: "%.2fx", s / $0) } } }
       .joined(separator: ", ")),
-  perOperation(
-    "\(writers) procs x \(commitsPerWriter) durable commits", contended, contendedCommits,
-    "commit, all writers together"),
-  perOperation(
-    "the same with \(busyLoops) busy loops at nice 10 beside", contendedLoaded, contendedCommits,
-    "commit, all writers together"),
+  contendedNote("\(writers) procs x \(commitsPerWriter) durable commits", contendedIterations),
+  contendedNote("the same with \(busyLoops) busy loops at nice 10 beside", contendedLoadedIterations),
   perOperation("snapshots", "snapshots 100k", snapshots, "snapshot"),
 ]
 notes.append(
