@@ -152,6 +152,68 @@ import Testing
     #expect([UInt8]().withUnsafeBytes { BlockCodec.unpackBranch($0, rawLength: 64) } == nil)
   }
 
+  /// A tree's root branch is stored as it is encoded (`.raw`): every commit rewrites it, and
+  /// every writer of another process reads it back, which a packed root made it unpack. The
+  /// branches below the root stay packed (`.branch`), after a bulk load and after a one-key
+  /// commit that rewrites the path to its leaf; the tree reads back whole.
+  @Test func aRootBranchIsStoredRawAndTheBranchesBelowItPacked() throws {
+    let dir = TemporaryDirectory()
+    let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))
+    defer { store.close() }
+    // 16-byte keys with 100-byte values: about 60 to a leaf, over a hundred leaves to a
+    // branch, so 40,000 of them make three levels.
+    func key(_ i: Int) -> [UInt8] { Array(String(format: "key-%012d", i).utf8) }
+    try store.write { txn in
+      var i = 0
+      try txn.bulkLoad("k", tracksChanges: false) {
+        defer { i += 1 }
+        return i < 40_000 ? (key(i), textValue(i, length: 100)) : nil
+      }
+    }
+    func tree() throws -> (root: BlockPointer, children: [BlockPointer]) {
+      let read = try store.beginRead()
+      defer { read.close() }
+      let root = try #require(try read.entry("k")).root
+      var reason = ""
+      let bytes = try store.blocks.read(root, limit: read.meta.fileEnd)
+      let image = try #require(NodeImage(bytes: bytes, reason: &reason), "\(reason)")
+      #expect(!image.isLeaf)
+      return (root, (0..<image.count).map { image.child(at: $0).0 })
+    }
+    for round in 0..<2 {
+      let (root, children) = try tree()
+      #expect(root.codec == .raw, "round \(round)")
+      #expect(children.count > 1)
+      #expect(children.allSatisfy { $0.codec == .branch }, "round \(round): \(children.map(\.codec))")
+      // A one-key commit rewrites the root and the branch above the key's leaf.
+      try store.write { try $0.put(bytes("changed"), forKey: key(12_345), in: "k") }
+    }
+    let read = try store.beginRead()
+    defer { read.close() }
+    let k = try read.keyspace("k")
+    #expect(k.count == 40_000)
+    #expect(try k.get(key(12_345)) == bytes("changed"))
+    #expect(try k.get(key(39_999)) == textValue(39_999, length: 100))
+
+    // A root of long keys keeps its compressed form: raw, it would be many times larger.
+    func branch(keyLength: Int) -> [UInt8] {
+      let keys =
+        [[UInt8]()]
+        + (1..<40).map { i in Array(String(format: "%06d", i).utf8) + [UInt8](repeating: 7, count: keyLength - 6) }
+      let children = keys.indices.map { i in
+        ChildSlot.clean(
+          BlockPointer(
+            offset: FileLayout.dataStart + UInt64(i) * 8 * FileLayout.granule, storedLength: 3_000, rawLength: 8_000,
+            codec: .lz4Node, checksum: UInt64(i) * 0x9E37_79B9, birth: UInt64(i) + 1),
+          60)
+      }
+      return DirtyNode(branchKeys: keys, children: children).encode()
+    }
+    #expect(BlockCodec.encode(branch(keyLength: 16), granule: 256, isNode: true, unpacked: true).codec == .raw)
+    #expect(BlockCodec.encode(branch(keyLength: 16), granule: 256, isNode: true).codec == .branch)
+    #expect(BlockCodec.encode(branch(keyLength: 500), granule: 256, isNode: true, unpacked: true).codec == .lz4Node)
+  }
+
   @Test func changeRecordRoundTrips() {
     let record = ChangeRecord(
       version: 77,

@@ -50,9 +50,12 @@ struct BulkBuilder {
     }
   }
 
-  private func write(_ node: DirtyNode, writer: inout CommitWriter, space: inout FreeSpace) throws -> BlockPointer {
+  /// Writes a completed node; `top` when it is the tree's root.
+  private func write(
+    _ node: DirtyNode, writer: inout CommitWriter, space: inout FreeSpace, top: Bool = false
+  ) throws -> BlockPointer {
     var slot: ChildSlot? = .dirty(node)
-    return try writer.flush(&slot, space: &space)
+    return try writer.flush(&slot, space: &space, isTreeRoot: top)
   }
 
   /// Writes the open nodes; returns the root and the entry count (nil for no entries).
@@ -65,7 +68,7 @@ struct BulkBuilder {
         if !node.isLeaf, node.count == 1, case .clean(let pointer, let count) = node.children[0] {
           return (pointer, count)
         }
-        return (try write(node, writer: &writer, space: &space), node.subtreeCount)
+        return (try write(node, writer: &writer, space: &space, top: true), node.subtreeCount)
       }
       let pointer = try write(node, writer: &writer, space: &space)
       try append(

@@ -29,7 +29,11 @@ enum BlockCodec {
   /// Compresses `input`; returns the codec used, the stored bytes zero-padded to a multiple
   /// of `granule` (a block's extent, ready to write), and how many of them are stored bytes.
   /// A node (`isNode`) is compressed in its packed form (`packNode`).
-  static func encode(_ input: [UInt8], granule: Int, isNode: Bool = false) -> (
+  /// `unpacked`, for a tree's root branch (which every commit rewrites and every writer of
+  /// another process reads back, `CommitWriter.flush`), stores a branch of short keys raw: it
+  /// is then at most about twice its packed size, where one of long keys may be many times
+  /// its LZ4 form.
+  static func encode(_ input: [UInt8], granule: Int, isNode: Bool = false, unpacked: Bool = false) -> (
     codec: BlockCodecKind, block: [UInt8], storedCount: Int
   ) {
     func padded(_ n: Int) -> Int { (n + granule - 1) / granule * granule }
@@ -42,6 +46,14 @@ enum BlockCodec {
     }
     // Tiny blocks are not worth the call.
     guard input.count >= 64 else { return raw() }
+    if unpacked, isNode, input[0] == NodeImage.branchKind,
+      input.withUnsafeBytes({ p in
+        // Each entry: a child pointer, its subtree count and key length, then the key.
+        OffsetTable(p).map { p.count - $0.end <= $0.count * (BlockPointer.encodedSize + 10 + unpackedKeyLength) }
+      }) == true
+    {
+      return raw()
+    }
     if isNode, input[0] == NodeImage.branchKind, let packed = packBranch(input),
       packed.count <= input.count - input.count / 8
     {
@@ -69,6 +81,9 @@ enum BlockCodec {
     guard written > 0, Int(written) <= input.count - input.count / 8 else { return raw() }
     return (packed == nil ? .lz4 : .lz4Node, output, Int(written))
   }
+
+  /// The longest average key of a root branch `encode` stores raw when asked (`unpacked`).
+  static let unpackedKeyLength = 32
 
   /// The packed form of an encoded node (`DirtyNode.encode`, `NodeImage`): its header, the
   /// length of each entry as a varint in place of the `count + 1` u32 offsets, then the
