@@ -210,6 +210,9 @@ import Testing
       return DirtyNode(branchKeys: keys, children: children).encode()
     }
     #expect(BlockCodec.encode(branch(keyLength: 16), granule: 256, isNode: true, unpacked: true).codec == .raw)
+    // The threshold: 39 keys of 30 bytes and the empty first key average 29; of 40 bytes, 39.
+    #expect(BlockCodec.encode(branch(keyLength: 30), granule: 256, isNode: true, unpacked: true).codec == .raw)
+    #expect(BlockCodec.encode(branch(keyLength: 40), granule: 256, isNode: true, unpacked: true).codec == .branch)
     #expect(BlockCodec.encode(branch(keyLength: 16), granule: 256, isNode: true).codec == .branch)
     #expect(BlockCodec.encode(branch(keyLength: 500), granule: 256, isNode: true, unpacked: true).codec == .lz4Node)
   }

@@ -5,7 +5,7 @@
 /// never 0, which marks an empty slot.
 ///
 /// A slot's key and value sit side by side in one array (key at `2 * i`, value at
-/// `2 * i + 1`): a probe reads one cache line, and a change checks one array's uniqueness
+/// `2 * i + 1`): a short probe reads one cache line, and a change checks one array's uniqueness
 /// once. The probes run on the array's buffer (no bounds check a step); every index they
 /// form is masked to the table.
 struct OffsetMap {
