@@ -152,10 +152,10 @@ import Testing
     #expect([UInt8]().withUnsafeBytes { BlockCodec.unpackBranch($0, rawLength: 64) } == nil)
   }
 
-  /// A tree's root branch is stored as it is encoded (`.raw`): every commit rewrites it, and
-  /// every writer of another process reads it back, which a packed root made it unpack. The
-  /// branches below the root stay packed (`.branch`), after a bulk load and after a one-key
-  /// commit that rewrites the path to its leaf; the tree reads back whole.
+  /// A tree's root branch of short keys is stored as it is encoded (`.raw`): every commit
+  /// rewrites it, and every writer of another process reads it back, which a packed root made
+  /// it unpack. The branches below the root stay packed (`.branch`), after a bulk load and
+  /// after a one-key commit that rewrites the path to its leaf; the tree reads back whole.
   @Test func aRootBranchIsStoredRawAndTheBranchesBelowItPacked() throws {
     let dir = TemporaryDirectory()
     let store = try Store.open(path: dir.file(), options: StoreOptions(durability: .unsafe))

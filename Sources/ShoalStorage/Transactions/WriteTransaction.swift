@@ -762,9 +762,10 @@ struct CommitWriter {
       let packed = isRoot || aboveBranches || node.originBirth + 1 == version
       // A root branch of short keys is stored as it is encoded, not packed
       // (`BlockCodec.packBranch`): every commit to the tree rewrites it, and every writer of
-      // another process then reads it back. Unpacking a root of about a hundred children took
-      // 22,000 instructions, more than decompressing a leaf (14,000); packing it, 9,000. The
-      // tree holds one root, so the file hardly grows.
+      // another process then reads it back. With four writer processes (roots of up to about a
+      // hundred children), unpacking one took 22,000 instructions on average, more than
+      // decompressing a leaf (14,000); packing it, 9,000. The tree holds one root, so the file
+      // hardly grows.
       let p = try writeBlock(
         raw, space: &space, packed: packed, isNode: true, unpacked: isRoot && isTreeRoot && !node.isLeaf,
         precoded: ready)
