@@ -179,10 +179,10 @@ final class SyncAgent: Sendable {
   /// Waits `seconds` before retrying, or less if the agent is suspended meanwhile (commits
   /// and notifications do not cut it short: a server that is down is not asked again sooner).
   private func pause(_ seconds: Double, _ generation: Int) {
-    let deadline = Date().addingTimeInterval(seconds)
-    while current(generation), deadline.timeIntervalSinceNow > 0 {
-      Thread.sleep(forTimeInterval: min(0.05, max(0, deadline.timeIntervalSinceNow)))
-    }
+    let deadline = DispatchTime.now() + seconds
+    // `suspend` signals `wake`, and so do commits and notifications: after those the wait goes
+    // on until the deadline (the next `lead` catches up on whatever they announced).
+    while current(generation), wake.wait(timeout: deadline) == .success {}
   }
 
   private func failed(_ message: String) {
@@ -205,10 +205,14 @@ final class SyncAgent: Sendable {
     realm.refresh()
     try ServerUpload.enable(on: realm)
     let uploader = ServerUpload.uploader(of: realm, client: host.clientIdentifier)
-    // Server notifications wake the agent; a listener that ends (connection lost) ends this run.
-    let listening = Atomic<Bool>(true)
+    // Server notifications wake the agent; a listener that ends (connection lost) ends this run,
+    // at once: it wakes the agent's wait for a server operation and for the next change.
+    let listener = NotificationListener()
     let listen = Task { [weak self] in
-      defer { listening.store(false, ordering: .relaxed) }
+      defer {
+        listener.end()
+        self?.poke()
+      }
       try await client.withConnection { connection in
         try await connection.listen(on: SyncSchema.channel) { notifications in
           for try await _ in notifications { self?.poke() }
@@ -216,7 +220,6 @@ final class SyncAgent: Sendable {
       }
     }
     defer { listen.cancel() }
-    let isListening: @Sendable () -> Bool = { listening.load(ordering: .relaxed) }
     note(generation) {
       $0.connection = .connected
       $0.lastError = nil
@@ -224,12 +227,12 @@ final class SyncAgent: Sendable {
     Log.write(.detail, .sync, "Sync agent connected to \(host.server)")
     while current(generation) {
       // A lost notification connection means a lost server: say so now, not after a query's timeout.
-      guard isListening() else { throw SyncError.server("the notification connection ended") }
+      guard listener.isListening else { throw SyncError.server("the notification connection ended") }
       realm.refresh()
       var uploaded = 0
       while case let uploads = try ServerUpload.pending(in: realm), !uploads.isEmpty {
         for upload in uploads {
-          try blocking("upload", while: isListening) {
+          try blocking("upload", until: listener) {
             try await ServerUpload.send(upload, as: uploader, to: client, logger: logger)
           }
           try ServerUpload.confirm(upload, in: realm)
@@ -245,7 +248,7 @@ final class SyncAgent: Sendable {
         // A new device, or a changed subscription set: every row in view at one snapshot (what
         // left the view is removed locally), then the change log after it.
         let version = newSet ? subscriptions?.version : nil
-        let batch = try blocking("download", while: isListening) {
+        let batch = try blocking("download", until: listener) {
           try await ServerDownload.snapshot(
             of: classes, from: client, conditions: conditions, subscriptionVersion: version, logger: logger)
         }
@@ -254,7 +257,7 @@ final class SyncAgent: Sendable {
       }
       while true {
         let cursor = ServerDownload.cursor(of: realm)
-        let batch = try blocking("download", while: isListening) {
+        let batch = try blocking("download", until: listener) {
           try await ServerDownload.fetch(
             after: cursor, from: client, excluding: uploader, conditions: conditions, logger: logger)
         }
@@ -270,33 +273,63 @@ final class SyncAgent: Sendable {
   }
 
   /// Runs `operation` and waits for it on this (the agent's own) thread, at most 60 s, and
-  /// only while `connected()` holds: a server that stops answering closes the notification
-  /// connection, and a query may then wait for a pooled connection until its timeout, so the
-  /// agent would say it is offline only a minute later.
+  /// only until `listener`'s notification connection ends: a server that stops answering
+  /// closes that connection, and a query may then wait for a pooled connection until its
+  /// timeout, so the agent would say it is offline only a minute later.
   @discardableResult
   private func blocking<T: Sendable>(
-    _ what: String, while connected: () -> Bool = { true }, _ operation: @escaping @Sendable () async throws -> T
+    _ what: String, until listener: NotificationListener? = nil,
+    _ operation: @escaping @Sendable () async throws -> T
   ) throws -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
+    // Signalled when the operation ends, or when the notification connection does.
     let done = DispatchSemaphore(value: 0)
+    if let listener, !listener.wake(done) { throw SyncError.server("the notification connection ended") }
+    defer { listener?.wake(nil) }
     let task = Task {
       let outcome: Result<T, any Error>
       do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
       result.withLock { $0 = outcome }
       done.signal()
     }
-    let deadline = DispatchTime.now() + 60
-    while done.wait(timeout: min(.now() + 0.25, deadline)) == .timedOut {
-      if !connected() {
-        task.cancel()
-        throw SyncError.server("the notification connection ended")
-      }
-      if DispatchTime.now() >= deadline {
-        task.cancel()
-        throw SyncError.timedOut(what)
-      }
+    if done.wait(timeout: .now() + 60) == .timedOut {
+      task.cancel()
+      throw SyncError.timedOut(what)
     }
-    guard let outcome = result.withLock({ $0 }) else { throw SyncError.timedOut(what) }
+    guard let outcome = result.withLock({ $0 }) else {
+      // Woken by the end of the notification connection, the operation still running.
+      task.cancel()
+      throw SyncError.server("the notification connection ended")
+    }
     return try outcome.get()
+  }
+}
+
+/// Whether the sync agent's notification connection (`LISTEN`) is still up, and the wait to
+/// wake when it ends: the agent's wait for a server operation (`SyncAgent.blocking`) sleeps
+/// until the operation ends or this connection does, without polling.
+final class NotificationListener: Sendable {
+  private let state = Mutex<(ended: Bool, waiter: DispatchSemaphore?)>((false, nil))
+
+  /// Whether the connection is still up.
+  var isListening: Bool { state.withLock { !$0.ended } }
+
+  /// Records that the connection ended, and wakes the wait registered with `wake(_:)`.
+  func end() {
+    state.withLock { state in
+      state.ended = true
+      state.waiter?.signal()
+    }
+  }
+
+  /// Registers `semaphore` (nil: none) to be signalled when the connection ends; false, and
+  /// nothing registered, when it has ended already.
+  @discardableResult
+  func wake(_ semaphore: DispatchSemaphore?) -> Bool {
+    state.withLock { state in
+      guard !state.ended else { return false }
+      state.waiter = semaphore
+      return true
+    }
   }
 }
