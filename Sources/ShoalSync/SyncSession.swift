@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Shoal
+import ShoalStorage
 import Synchronization
 
 extension Realm {
@@ -160,7 +161,8 @@ public final class SyncSession: Sendable {
   }
 
   /// Calls `block` (on a task of its own) with the progress of uploads or downloads, checked
-  /// every 50 ms and reported when it changes: for `.forCurrentlyOutstandingWork` until the work
+  /// after each commit to the file (of any process) and, for downloads, each change the server
+  /// announces, and reported when it changes: for `.forCurrentlyOutstandingWork` until the work
   /// outstanding now is done, for `.reportIndefinitely` until the token is invalidated. Keep
   /// the token while reports are wanted.
   public func addProgressNotification(
@@ -171,11 +173,33 @@ public final class SyncSession: Sendable {
     let task = Task {
       var start: Int64?
       var last: Progress?
+      guard let wakeups = try? FileWakeups(configuration) else { return }
+      defer { wakeups.stop() }
+      // New entries in the server's log raise the download total: its notifications wake the
+      // check too, on a connection of its own, for as long as the block reports.
+      let listener =
+        direction == .download
+        ? Task {
+          while !Task.isCancelled {
+            try? await server.withClient { client in
+              try await client.withConnection { connection in
+                try await connection.listen(on: SyncSchema.channel) { notifications in
+                  for try await _ in notifications { wakeups.wake() }
+                }
+              }
+            }
+            // The server is gone: the position's query fails too, and is retried below.
+            try? await Task.sleep(for: .milliseconds(200))
+          }
+        } : nil
+      defer { listener?.cancel() }
+      var iterator = wakeups.stream.makeAsyncIterator()
       while !Task.isCancelled {
         // (done, outstanding): commits uploaded since the start and commits waiting; or the
         // download cursor's advance and the log entries after it.
         guard let (position, outstanding) = try? await SyncSession.progressPosition(direction, configuration, server)
         else {
+          // The server cannot be asked (a download's count): again after a pause.
           try? await Task.sleep(for: .milliseconds(200))
           continue
         }
@@ -189,7 +213,7 @@ public final class SyncSession: Sendable {
         if progress != last { block(progress) }
         last = progress
         if mode == .forCurrentlyOutstandingWork, progress.isTransferComplete { return }
-        try? await Task.sleep(for: .milliseconds(50))
+        _ = await iterator.next()
       }
     }
     return ProgressNotificationToken(task: task)
@@ -239,14 +263,17 @@ public final class SyncSession: Sendable {
     }
   }
 
-  /// Checks `done` on a fresh view of the file every 5 ms.
+  /// Checks `done` on a fresh view of the file, then after each commit to it (`SyncSession.poll`).
   private func poll(_ done: @escaping (Realm) throws -> Bool) async throws {
     try await SyncSession.poll(agent.configuration, done)
   }
 
-  /// Checks `done` on a fresh view of `configuration`'s file every 5 ms until it is true (or
-  /// throws), or the task is cancelled.
+  /// Checks `done` on a fresh view of `configuration`'s file, then again after each commit to
+  /// the file (of any process), until it is true (or throws), or the task is cancelled.
   static func poll(_ configuration: Realm.Configuration, _ done: @escaping (Realm) throws -> Bool) async throws {
+    let wakeups = try FileWakeups(configuration)
+    defer { wakeups.stop() }
+    var iterator = wakeups.stream.makeAsyncIterator()
     while true {
       try Task.checkCancellation()
       // Opened, refreshed and read without suspending: on one thread.
@@ -256,7 +283,40 @@ public final class SyncSession: Sendable {
         return try done(realm)
       }()
       if finished { return }
-      try await Task.sleep(for: .milliseconds(5))
+      // The next commit; one made since the listener was added is kept, never missed. Nil only
+      // once the task is cancelled.
+      if await iterator.next() == nil { try Task.checkCancellation() }
     }
+  }
+}
+
+/// Wake-ups for a wait on a synced file's contents: one after each commit to the file by any
+/// process (the file stays open in this process meanwhile), and one at each `wake()`. Those
+/// that come while nobody waits fold into one, so the next wait returns at once.
+final class FileWakeups: Sendable {
+  /// The wake-ups; it ends when the waiting task is cancelled.
+  let stream: AsyncStream<Void>
+  private let continuation: AsyncStream<Void>.Continuation
+  private let token: ChangeListenerToken
+  /// Keeps the file open in this process while the wait lasts, so its commits are heard.
+  private let file: any AnyObject & Sendable
+
+  init(_ configuration: Realm.Configuration) throws {
+    let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    self.stream = stream
+    self.continuation = continuation
+    (token, file) = try { () throws -> (ChangeListenerToken, any AnyObject & Sendable) in
+      let realm = try Realm(configuration: configuration)
+      return (realm.addFileChangeListener { continuation.yield() }, realm.openFile)
+    }()
+  }
+
+  /// Wakes the wait (or the next one).
+  func wake() { continuation.yield() }
+
+  /// Stops the commits' wake-ups and ends the stream.
+  func stop() {
+    token.invalidate()
+    continuation.finish()
   }
 }

@@ -245,6 +245,40 @@ struct AgentTests {
     #expect(try await TestServer.scalar("SELECT count(*) \(clients) AND NOT s.ssl", server) == 0)
   }
 
+  /// A download progress block hears of new entries in the server's log through the server's
+  /// notifications (nothing commits to the file while the session is suspended), and of the
+  /// download through the file's commits; it checks nothing in between.
+  @Test(.enabled(if: TestServer.available))
+  func downloadProgressFollowsTheServersLogAndTheDownload() async throws {
+    let server = try await TestServer.freshDatabase()
+    let device = try SyncDevice(
+      file: SyncDevice.newFile("download-progress"), url: TestServer.url(of: server), client: "d")
+    try device.settle()
+    // Another application's notes: one, downloaded before the session is suspended (so the
+    // agent's first download is done and it has nothing left to commit), then three in one
+    // transaction while it is.
+    func insert(_ ids: [String]) async throws {
+      let rows = ids.map { "('\($0)', 'sql', 'text', 1, '[]')" }.joined(separator: ", ")
+      try await server.withClient { client in
+        try await client.query(
+          PostgresQuery(unsafeSQL: "INSERT INTO \"Note\" (id, author, text, priority, tags) VALUES \(rows)"),
+          logger: Logger(label: "shoal.sync.tests"))
+      }
+    }
+    try await insert(["sql-0"])
+    #expect(try device.send("wait download", timeout: 120) == "waited download")
+    #expect(try device.send("pause") == "paused")
+    device.sendOnly("progress download indefinitely")
+    #expect(try device.line(timeout: 30) == "progress 0/0")
+    try await insert(["sql-1", "sql-2", "sql-3"])
+    #expect(try device.line(timeout: 30) == "progress 0/3")
+    #expect(try device.send("resume") == "resumed")
+    var reports: [String] = []
+    while reports.last != "progress 3/3" { reports.append(try device.line(timeout: 60)) }
+    #expect(reports.allSatisfy { $0.hasSuffix("/3") }, "\(reports)")
+    #expect(SyncDevice.count(try device.send("digest")) == 4)
+  }
+
   @Test(.enabled(if: TestServer.available))
   func uploadProgressIsReportedUntilTheOutstandingCommitsAreUp() async throws {
     let server = try await TestServer.freshDatabase()

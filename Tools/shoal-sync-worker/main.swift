@@ -25,8 +25,9 @@ import ShoalSync
 //                      it is applied: prints "subscribed NAME" or "error …"
 //   unsubscribe NAME|all  removes one subscription or all, waits: prints "unsubscribed NAME"
 //   pause | resume     suspends or resumes this process's sync session (prints "paused"/"resumed")
-//   progress upload|download  registers a progress block for the outstanding work, which prints
-//                      "progress DONE/TOTAL" at each report (asynchronously)
+//   progress upload|download [indefinitely]  registers a progress block for the outstanding
+//                      work (or, with `indefinitely`, reporting until the process ends), which
+//                      prints "progress DONE/TOTAL" at each report (asynchronously)
 //   quit               exits
 
 /// Writes one answer line, unbuffered (the test waits on it).
@@ -175,9 +176,10 @@ do {
     case "resume":
       realm.syncSession?.resume()
       say("resumed")
-    case "progress" where words.count == 2:
+    case "progress" where words.count == 2 || (words.count == 3 && words[2] == "indefinitely"):
       progressToken = realm.syncSession?.addProgressNotification(
-        for: words[1] == "upload" ? .upload : .download, mode: .forCurrentlyOutstandingWork
+        for: words[1] == "upload" ? .upload : .download,
+        mode: words.count == 3 ? .reportIndefinitely : .forCurrentlyOutstandingWork
       ) { progress in say("progress \(progress.transferredBytes)/\(progress.transferrableBytes)") }
     case "quit":
       exit(0)

@@ -38,6 +38,10 @@ extension Realm {
   /// Gives the sync agent's role up.
   package func releaseSyncAgentRole() { core.file.store.releaseRole(StoreRoles.syncAgent) }
 
+  /// The file this Realm has open, as a reference that keeps it open in this process while it
+  /// is held (as a Realm instance of it does): for a wait that holds no Realm across threads.
+  package var openFile: any AnyObject & Sendable { core.file }
+
   /// Calls `callback` after each commit to the file by any process (on a thread of the store's).
   package func addFileChangeListener(_ callback: @escaping @Sendable () -> Void) -> ChangeListenerToken {
     core.file.store.addChangeListener { _, _ in callback() }
