@@ -181,8 +181,12 @@ final class SyncAgent: Sendable {
   private func pause(_ seconds: Double, _ generation: Int) {
     let deadline = DispatchTime.now() + seconds
     // `suspend` signals `wake`, and so do commits and notifications: after those the wait goes
-    // on until the deadline (the next `lead` catches up on whatever they announced).
-    while current(generation), wake.wait(timeout: deadline) == .success {}
+    // on until the deadline (the next `lead` catches up on whatever they announced). At most a
+    // second at a time: the thread of a run that a suspend and a resume replaced meanwhile may
+    // have taken the suspend's signal.
+    while current(generation), DispatchTime.now() < deadline {
+      _ = wake.wait(timeout: min(deadline, .now() + 1))
+    }
   }
 
   private func failed(_ message: String) {
@@ -284,8 +288,8 @@ final class SyncAgent: Sendable {
     let result = Mutex<Result<T, any Error>?>(nil)
     // Signalled when the operation ends, or when the notification connection does.
     let done = DispatchSemaphore(value: 0)
-    if let listener, !listener.wake(done) { throw SyncError.server("the notification connection ended") }
-    defer { listener?.wake(nil) }
+    if let listener, !listener.register(done) { throw SyncError.server("the notification connection ended") }
+    defer { listener?.register(nil) }
     let task = Task {
       let outcome: Result<T, any Error>
       do { outcome = .success(try await operation()) } catch { outcome = .failure(error) }
@@ -314,7 +318,7 @@ final class NotificationListener: Sendable {
   /// Whether the connection is still up.
   var isListening: Bool { state.withLock { !$0.ended } }
 
-  /// Records that the connection ended, and wakes the wait registered with `wake(_:)`.
+  /// Records that the connection ended, and wakes the wait registered with `register(_:)`.
   func end() {
     state.withLock { state in
       state.ended = true
@@ -325,7 +329,7 @@ final class NotificationListener: Sendable {
   /// Registers `semaphore` (nil: none) to be signalled when the connection ends; false, and
   /// nothing registered, when it has ended already.
   @discardableResult
-  func wake(_ semaphore: DispatchSemaphore?) -> Bool {
+  func register(_ semaphore: DispatchSemaphore?) -> Bool {
     state.withLock { state in
       guard !state.ended else { return false }
       state.waiter = semaphore

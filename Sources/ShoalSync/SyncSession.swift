@@ -152,19 +152,23 @@ public final class SyncSession: Sendable {
     public var isTransferComplete: Bool { progressEstimate == 1.0 }
   }
 
-  /// Keeps a progress notification block registered; `invalidate()` stops it.
+  /// Keeps a progress notification block registered; `invalidate()`, or releasing the token,
+  /// stops it.
   public final class ProgressNotificationToken: Sendable {
     let task: Task<Void, Never>
     init(task: Task<Void, Never>) { self.task = task }
+    deinit { task.cancel() }
     /// Stops the block's reports.
     public func invalidate() { task.cancel() }
   }
 
   /// Calls `block` (on a task of its own) with the progress of uploads or downloads, checked
   /// after each commit to the file (of any process) and, for downloads, each change the server
-  /// announces, and reported when it changes: for `.forCurrentlyOutstandingWork` until the work
-  /// outstanding now is done, for `.reportIndefinitely` until the token is invalidated. Keep
-  /// the token while reports are wanted.
+  /// announces (at most every 50 ms), and reported when it changes: for
+  /// `.forCurrentlyOutstandingWork` until the work outstanding now is done, for
+  /// `.reportIndefinitely` until the token is invalidated or released. Keep the token while
+  /// reports are wanted. A download block holds a connection to the server meanwhile (`LISTEN`);
+  /// while the server cannot be reached, it tries again every 200 ms.
   public func addProgressNotification(
     for direction: ProgressDirection, mode: ProgressMode, block: @Sendable @escaping (Progress) -> Void
   ) -> ProgressNotificationToken? {
@@ -173,7 +177,13 @@ public final class SyncSession: Sendable {
     let task = Task {
       var start: Int64?
       var last: Progress?
-      guard let wakeups = try? FileWakeups(configuration) else { return }
+      // The file cannot be opened (yet): again after a pause, as a failed check.
+      var opened: FileWakeups?
+      while !Task.isCancelled, opened == nil {
+        opened = try? FileWakeups(configuration)
+        if opened == nil { try? await Task.sleep(for: .milliseconds(200)) }
+      }
+      guard let wakeups = opened else { return }
       defer { wakeups.stop() }
       // New entries in the server's log raise the download total: its notifications wake the
       // check too, on a connection of its own, for as long as the block reports.
@@ -184,17 +194,26 @@ public final class SyncSession: Sendable {
             try? await server.withClient { client in
               try await client.withConnection { connection in
                 try await connection.listen(on: SyncSchema.channel) { notifications in
+                  // Listening now (again, after a reconnection): what the server logged
+                  // before is counted by a check after this.
+                  wakeups.wake()
                   for try await _ in notifications { wakeups.wake() }
                 }
               }
             }
-            // The server is gone: the position's query fails too, and is retried below.
+            // The connection failed or ended: a new one after a pause.
             try? await Task.sleep(for: .milliseconds(200))
           }
         } : nil
       defer { listener?.cancel() }
       var iterator = wakeups.stream.makeAsyncIterator()
+      // The first check at once.
+      var checked = ContinuousClock.now - .milliseconds(50)
       while !Task.isCancelled {
+        // At most one check every 50 ms however often the file and the server change: a
+        // download's check is a query to the server.
+        try? await Task.sleep(until: checked + .milliseconds(50))
+        checked = ContinuousClock.now
         // (done, outstanding): commits uploaded since the start and commits waiting; or the
         // download cursor's advance and the log entries after it.
         guard let (position, outstanding) = try? await SyncSession.progressPosition(direction, configuration, server)
@@ -294,7 +313,7 @@ public final class SyncSession: Sendable {
 /// process (the file stays open in this process meanwhile), and one at each `wake()`. Those
 /// that come while nobody waits fold into one, so the next wait returns at once.
 final class FileWakeups: Sendable {
-  /// The wake-ups; it ends when the waiting task is cancelled.
+  /// The wake-ups; it ends at `stop()`, or for a waiting task when it is cancelled.
   let stream: AsyncStream<Void>
   private let continuation: AsyncStream<Void>.Continuation
   private let token: ChangeListenerToken

@@ -11,19 +11,19 @@ struct NotificationListenerTests {
     let listener = NotificationListener()
     let done = DispatchSemaphore(value: 0)
     #expect(listener.isListening)
-    #expect(listener.wake(done))
+    #expect(listener.register(done))
     DispatchQueue.global().async { listener.end() }
     #expect(done.wait(timeout: .now() + 30) == .success)
     #expect(!listener.isListening)
     // Once it has ended, no wait registers: the agent gives the run up at once.
-    #expect(!listener.wake(DispatchSemaphore(value: 0)))
+    #expect(!listener.register(DispatchSemaphore(value: 0)))
   }
 
   @Test func aWaitThatEndedIsNotWokenLater() {
     let listener = NotificationListener()
     let earlier = DispatchSemaphore(value: 0)
-    #expect(listener.wake(earlier))
-    listener.wake(nil)
+    #expect(listener.register(earlier))
+    listener.register(nil)
     listener.end()
     #expect(earlier.wait(timeout: .now()) == .timedOut)
   }
